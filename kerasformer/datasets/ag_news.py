@@ -1,0 +1,174 @@
+"""AG News: news titles and descriptions in four topics.
+
+Two sources give the same data: TensorFlow Datasets' ``ag_news_subset`` (downloaded on
+first use) and a local folder in the original CSV layout (``train.csv``, ``test.csv``;
+rows of class index 1-4, title, description; an optional header line).
+"""
+
+from __future__ import annotations
+
+import csv
+import socket
+import sys
+from pathlib import Path
+from urllib.parse import urlparse
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from kerasformer.datasets.text_classification_data import (
+    LabeledTexts,
+    TextClassificationData,
+    with_validation_split,
+)
+from kerasformer.errors import KerasformerError
+
+CLASS_NAMES = ("World", "Sports", "Business", "Sci/Tech")
+TFDS_NAME = "ag_news_subset"
+REACHABILITY_TIMEOUT_SECONDS = 5.0
+
+
+def load_ag_news(
+    data_dir: str | Path | None = None,
+    validation_fraction: float = 0.1,
+    split_seed: int = 0,
+    tfds_data_dir: str | None = None,
+) -> TextClassificationData:
+    """Load AG News from a local CSV folder, or from TensorFlow Datasets.
+
+    Args:
+        data_dir: A folder with ``train.csv`` and ``test.csv`` in the original layout
+            (and optionally ``classes.txt``). Without it, ``tfds.load('ag_news_subset')``.
+        validation_fraction: Part of the training split held out for validation.
+        split_seed: Seed of the validation split.
+        tfds_data_dir: Where TensorFlow Datasets keeps its files (its default if None).
+
+    The text of an example is its title and description joined by a space.
+    """
+    if data_dir is not None:
+        train, test, class_names = read_csv_folder(Path(data_dir))
+    else:
+        train, test = load_from_tfds(tfds_data_dir)
+        class_names = CLASS_NAMES
+    return with_validation_split(
+        "ag_news", class_names, train, test, validation_fraction, split_seed
+    )
+
+
+def join_title_and_description(title: str, description: str) -> str:
+    # The original CSVs encode line breaks as backslashes ("dwindling\\band").
+    return " ".join(f"{title} {description}".replace("\\", " ").split())
+
+
+def read_csv_folder(root: Path) -> tuple[LabeledTexts, LabeledTexts, tuple[str, ...]]:
+    """Read ``train.csv`` and ``test.csv`` (and ``classes.txt`` if present) from ``root``."""
+    if not root.is_dir():
+        raise KerasformerError(
+            f"AG News folder {root} does not exist; pass --data-dir with train.csv and "
+            "test.csv in the original AG News CSV layout."
+        )
+    class_names = read_class_names(root / "classes.txt")
+    train = read_csv_split(root / "train.csv", len(class_names))
+    test = read_csv_split(root / "test.csv", len(class_names))
+    return train, test, class_names
+
+
+def read_class_names(path: Path) -> tuple[str, ...]:
+    if not path.exists():
+        return CLASS_NAMES
+    names = tuple(
+        line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    )
+    if len(names) < 2:
+        raise KerasformerError(
+            f"{path} lists {len(names)} class names; it needs one per line, at least two."
+        )
+    return names
+
+
+def read_csv_split(path: Path, num_classes: int) -> LabeledTexts:
+    """Rows of ``"class index","title","description"``; the first row may be a header."""
+    if not path.is_file():
+        raise KerasformerError(
+            f"{path} is missing; an AG News folder needs train.csv and test.csv "
+            "(class index, title, description per row)."
+        )
+    texts, labels = [], []
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        for row in tqdm(
+            reader, desc=f"Reading {path.name}", unit=" rows", leave=False, disable=None
+        ):
+            line = reader.line_num
+            if not row:
+                continue
+            if line == 1 and not row[0].strip().isdigit():
+                continue  # a header line
+            label = parse_row_label(row, path, line, num_classes)
+            texts.append(join_title_and_description(row[1], row[2]))
+            labels.append(label)
+    if not texts:
+        raise KerasformerError(f"{path} has no data rows.")
+    return LabeledTexts(np.array(texts, dtype=object), np.array(labels, dtype=np.int64))
+
+
+def parse_row_label(row: list[str], path: Path, line: int, num_classes: int) -> int:
+    if len(row) != 3:
+        raise KerasformerError(
+            f"{path}:{line}: expected 3 fields (class index, title, description), got {len(row)}."
+        )
+    index = row[0].strip()
+    if not index.isdigit() or not 1 <= int(index) <= num_classes:
+        raise KerasformerError(
+            f"{path}:{line}: class index must be a number from 1 to {num_classes}, got {row[0]!r}."
+        )
+    return int(index) - 1
+
+
+def load_from_tfds(tfds_data_dir: str | None) -> tuple[LabeledTexts, LabeledTexts]:
+    import tensorflow_datasets as tfds
+
+    builder = tfds.builder(TFDS_NAME, data_dir=tfds_data_dir)
+    if not builder.is_prepared():
+        # Offline, tfds retries its download for minutes before failing; ask first.
+        require_reachable(download_url_of(builder))
+    try:
+        splits = tfds.as_numpy(tfds.load(TFDS_NAME, data_dir=tfds_data_dir, batch_size=-1))
+    except Exception as error:  # tfds raises many kinds: network, checksum, disk
+        raise KerasformerError(
+            f"tfds.load({TFDS_NAME!r}) failed ({type(error).__name__}: {first_line(error)}); "
+            "pass --data-dir with train.csv and test.csv in the original AG News CSV layout."
+        ) from error
+    return tfds_split_to_texts(splits["train"]), tfds_split_to_texts(splits["test"])
+
+
+def tfds_split_to_texts(split: dict) -> LabeledTexts:
+    texts = [
+        join_title_and_description(title.decode("utf-8"), description.decode("utf-8"))
+        for title, description in zip(split["title"], split["description"], strict=True)
+    ]
+    return LabeledTexts(np.array(texts, dtype=object), np.asarray(split["label"], dtype=np.int64))
+
+
+def download_url_of(builder) -> str | None:
+    """The URL the builder downloads from, when its module names one."""
+    return getattr(sys.modules.get(type(builder).__module__), "_DOWNLOAD_URL", None)
+
+
+def require_reachable(url: str | None) -> None:
+    if url is None:
+        return
+    host = urlparse(url).hostname
+    try:
+        socket.create_connection((host, 443), timeout=REACHABILITY_TIMEOUT_SECONDS).close()
+    except OSError as error:
+        raise KerasformerError(
+            f"cannot download {TFDS_NAME} with tensorflow_datasets ({host} is unreachable: "
+            f"{error}); pass --data-dir with train.csv and test.csv in the original AG News "
+            "CSV layout."
+        ) from error
+
+
+def first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""

@@ -1,0 +1,103 @@
+"""Labelled texts split into train, validation and test, as NumPy arrays and ``tf.data``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from kerasformer.backend import tf
+from kerasformer.errors import KerasformerError
+
+SPLITS = ("train", "validation", "test")
+
+
+@dataclass(frozen=True)
+class LabeledTexts:
+    """Texts with integer labels, aligned by position."""
+
+    texts: np.ndarray
+    labels: np.ndarray
+
+    def __post_init__(self):
+        if len(self.texts) != len(self.labels):
+            raise ValueError(f"{len(self.texts)} texts but {len(self.labels)} labels.")
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def to_dataset(self) -> tf.data.Dataset:
+        """A ``tf.data.Dataset`` of ``(text, label)`` pairs, unbatched."""
+        return tf.data.Dataset.from_tensor_slices(
+            (tf.constant(self.texts, dtype=tf.string), tf.constant(self.labels, dtype=tf.int64))
+        )
+
+    def head(self, n: int) -> LabeledTexts:
+        return LabeledTexts(self.texts[:n], self.labels[:n])
+
+
+@dataclass(frozen=True)
+class TextClassificationData:
+    """A text classification dataset: three splits and the class names.
+
+    ``train``, ``validation`` and ``test`` are ``tf.data`` datasets of ``(text, label)``;
+    ``splits`` holds the same data as NumPy arrays.
+    """
+
+    name: str
+    class_names: tuple[str, ...]
+    splits: dict[str, LabeledTexts]
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.class_names)
+
+    @property
+    def train(self) -> tf.data.Dataset:
+        return self.splits["train"].to_dataset()
+
+    @property
+    def validation(self) -> tf.data.Dataset:
+        return self.splits["validation"].to_dataset()
+
+    @property
+    def test(self) -> tf.data.Dataset:
+        return self.splits["test"].to_dataset()
+
+    def split(self, name: str) -> LabeledTexts:
+        if name not in self.splits:
+            raise KerasformerError(f"unknown split {name!r}; choose one of: {', '.join(SPLITS)}.")
+        return self.splits[name]
+
+    def sizes(self) -> dict[str, int]:
+        return {name: len(part) for name, part in self.splits.items()}
+
+
+def stratified_split(
+    data: LabeledTexts, fraction: float, seed: int
+) -> tuple[LabeledTexts, LabeledTexts]:
+    """Split off ``fraction`` of the examples, keeping class proportions, reproducibly."""
+    if not 0 < fraction < 1:
+        raise KerasformerError(f"a split fraction must be between 0 and 1, got {fraction!r}.")
+    keep_texts, held_texts, keep_labels, held_labels = train_test_split(
+        data.texts, data.labels, test_size=fraction, random_state=seed, stratify=data.labels
+    )
+    return LabeledTexts(keep_texts, keep_labels), LabeledTexts(held_texts, held_labels)
+
+
+def with_validation_split(
+    name: str,
+    class_names: tuple[str, ...],
+    train: LabeledTexts,
+    test: LabeledTexts,
+    validation_fraction: float,
+    split_seed: int,
+) -> TextClassificationData:
+    """Hold out a stratified validation split of ``train``; ``test`` stays untouched."""
+    train, validation = stratified_split(train, validation_fraction, split_seed)
+    return TextClassificationData(
+        name=name,
+        class_names=tuple(class_names),
+        splits={"train": train, "validation": validation, "test": test},
+    )

@@ -1,0 +1,128 @@
+"""The from-scratch transformer text classifier, a Keras ``Sequential`` model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from kerasformer.backend import keras, tf
+from kerasformer.errors import KerasformerError
+from kerasformer.layers import TokenAndPositionEmbedding, TransformerBlock
+
+DEFAULTS = dict(
+    vocab_size=20_000,
+    maxlen=256,
+    embed_dim=32,
+    num_heads=2,
+    ff_dim=32,
+    dropout=0.1,
+    dense_units=20,
+)
+
+
+def build_transformer_classifier(
+    num_classes: int,
+    *,
+    vocab_size: int = DEFAULTS["vocab_size"],
+    maxlen: int = DEFAULTS["maxlen"],
+    embed_dim: int = DEFAULTS["embed_dim"],
+    num_heads: int = DEFAULTS["num_heads"],
+    ff_dim: int = DEFAULTS["ff_dim"],
+    dropout: float = DEFAULTS["dropout"],
+    dense_units: int = DEFAULTS["dense_units"],
+    key_dim: int | None = None,
+    norm_first: bool = False,
+    name: str = "transformer_classifier",
+) -> keras.Sequential:
+    """Build the seed's classifier: raw strings in, class probabilities out.
+
+    ``TextVectorization`` -> `TokenAndPositionEmbedding` -> `TransformerBlock` ->
+    ``GlobalAveragePooling1D`` -> ``Dropout`` -> ``Dense(dense_units, relu)`` ->
+    ``Dropout`` -> ``Dense(num_classes, softmax)``. Token id 0 is padding and is masked
+    from attention and from the average. The vectorizer starts empty: call
+    `adapt_vectorizer` on training text before training.
+
+    Example:
+
+    >>> model = build_transformer_classifier(num_classes=4)
+    >>> adapt_vectorizer(model, ["stocks rise", "team wins the cup"])
+    >>> model(tf.constant(["stocks win"])).shape
+    TensorShape([1, 4])
+    """
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+        raise ValueError(f"`num_classes` must be an integer >= 2, got {num_classes!r}.")
+    return keras.Sequential(
+        [
+            keras.Input(shape=(), dtype=tf.string, name="text"),
+            keras.layers.TextVectorization(
+                max_tokens=vocab_size, output_sequence_length=maxlen, name="vectorizer"
+            ),
+            TokenAndPositionEmbedding(vocab_size, maxlen, embed_dim, name="embedding"),
+            TransformerBlock(
+                embed_dim,
+                num_heads,
+                ff_dim,
+                dropout=dropout,
+                key_dim=key_dim,
+                norm_first=norm_first,
+                name="transformer_block",
+            ),
+            keras.layers.GlobalAveragePooling1D(name="pooling"),
+            keras.layers.Dropout(dropout, name="pooled_dropout"),
+            keras.layers.Dense(dense_units, activation="relu", name="hidden"),
+            keras.layers.Dropout(dropout, name="hidden_dropout"),
+            keras.layers.Dense(num_classes, activation="softmax", name="probabilities"),
+        ],
+        name=name,
+    )
+
+
+def text_vectorizer(model: keras.Model) -> keras.layers.TextVectorization:
+    """The model's ``TextVectorization`` layer."""
+    for layer in model.layers:
+        if isinstance(layer, keras.layers.TextVectorization):
+            return layer
+    raise ValueError(f"Model {model.name!r} has no TextVectorization layer.")
+
+
+def adapt_vectorizer(
+    model: keras.Model, texts: Iterable[str] | tf.data.Dataset, batch_size: int = 512
+) -> None:
+    """Learn the model's vocabulary from training texts (never from test texts)."""
+    if not isinstance(texts, tf.data.Dataset):
+        texts = tf.data.Dataset.from_tensor_slices(np.asarray(list(texts), dtype=object))
+    text_vectorizer(model).adapt(texts.batch(batch_size))
+
+
+def attention_weights(
+    model: keras.Model, text: str, block: int = 0
+) -> tuple[list[str], np.ndarray]:
+    """The attention weights of one `TransformerBlock` for one text, for visualisation.
+
+    Returns the text's tokens (padding removed) and an array of shape
+    ``(num_heads, tokens, tokens)`` whose rows sum to 1.
+    """
+    vectorizer = text_vectorizer(model)
+    ids = vectorizer(tf.constant([text]))
+    length = int(tf.math.count_nonzero(ids))
+    if length == 0:
+        raise KerasformerError(
+            f"{text!r} has no words after lower-casing and removing punctuation; "
+            "give a text with words in it."
+        )
+    x = ids[:, :length]
+    mask = None
+    seen_blocks = 0
+    for layer in model.layers[model.layers.index(vectorizer) + 1 :]:
+        if isinstance(layer, TransformerBlock):
+            if seen_blocks == block:
+                _, scores = layer(x, mask=mask, return_attention_scores=True)
+                vocabulary = vectorizer.get_vocabulary()
+                tokens = [vocabulary[i] for i in ids[0, :length].numpy()]
+                return tokens, scores[0].numpy()
+            seen_blocks += 1
+        new_mask = layer.compute_mask(x, mask)
+        x = layer(x, mask=mask) if mask is not None and layer.supports_masking else layer(x)
+        mask = new_mask
+    raise ValueError(f"Model {model.name!r} has no TransformerBlock number {block}.")
