@@ -77,13 +77,31 @@ class TextClassificationData:
 def stratified_split(
     data: LabeledTexts, fraction: float, seed: int
 ) -> tuple[LabeledTexts, LabeledTexts]:
-    """Split off ``fraction`` of the examples, keeping class proportions, reproducibly."""
+    """Split off ``fraction`` of the examples, keeping class proportions, reproducibly.
+
+    Identical texts always land on the same side: BBC News holds 100 articles twice, and
+    a copy in train would leak its twin's label into test.
+    """
     if not 0 < fraction < 1:
         raise KerasformerError(f"a split fraction must be between 0 and 1, got {fraction!r}.")
-    keep_texts, held_texts, keep_labels, held_labels = train_test_split(
-        data.texts, data.labels, test_size=fraction, random_state=seed, stratify=data.labels
+    _, first, group = np.unique(data.texts.astype(str), return_index=True, return_inverse=True)
+    try:
+        _, held_groups = train_test_split(
+            np.arange(len(first)),
+            test_size=fraction,
+            random_state=seed,
+            stratify=data.labels[first],
+        )
+    except ValueError as error:
+        raise KerasformerError(
+            f"cannot split {len(data)} examples {fraction:.0%} stratified by class ({error}); "
+            "give more examples of every class."
+        ) from error
+    held = np.isin(group, held_groups)
+    return (
+        LabeledTexts(data.texts[~held], data.labels[~held]),
+        LabeledTexts(data.texts[held], data.labels[held]),
     )
-    return LabeledTexts(keep_texts, keep_labels), LabeledTexts(held_texts, held_labels)
 
 
 def with_validation_split(

@@ -73,8 +73,10 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         length = input_shape[-1]
         if length is not None and length > self.maxlen:
             raise ValueError(_too_long_message(length, self.maxlen))
-        self.token_embedding.build(input_shape)
-        self.position_embedding.build((None,))
+        with tf.name_scope(self.token_embedding.name):
+            self.token_embedding.build(input_shape)
+        with tf.name_scope(self.position_embedding.name):
+            self.position_embedding.build((None,))
         super().build(input_shape)
 
     def call(self, inputs):

@@ -112,11 +112,20 @@ class TransformerBlock(keras.layers.Layer):
                 f"TransformerBlock(embed_dim={self.embed_dim}) got inputs with last "
                 f"dimension {input_shape[-1]}; the residual connections need them equal."
             )
-        self.attention._build_from_signature(query=input_shape, value=input_shape)
-        self.attention_norm.build(input_shape)
-        self.ff_hidden.build(input_shape)
-        self.ff_output.build(input_shape[:-1].concatenate([self.ff_dim]))
-        self.ff_norm.build(input_shape)
+        # MultiHeadAttention creates its weights on its first call and has no public way
+        # to build them from a shape, so call it once on a one-token probe.
+        with tf.init_scope():
+            probe = tf.zeros((1, 1, self.embed_dim), dtype=self.compute_dtype)
+            self.attention(probe, probe)
+        # Built inside their own scopes so each weight is named after its sub-layer.
+        for layer, shape in (
+            (self.attention_norm, input_shape),
+            (self.ff_hidden, input_shape),
+            (self.ff_output, input_shape[:-1].concatenate([self.ff_dim])),
+            (self.ff_norm, input_shape),
+        ):
+            with tf.name_scope(layer.name):
+                layer.build(shape)
         super().build(input_shape)
 
     def call(self, inputs, training=None, mask=None, return_attention_scores=False):

@@ -26,7 +26,7 @@ MODELS = {"transformer": _prepared_transformer}
 def build_classifier(
     name: str, num_classes: int, train_texts: Iterable[str], **options
 ) -> keras.Model:
-    """Build a classifier by name, ready to compile: vocabularies are learned from ``train_texts``."""
+    """Build a classifier by name, ready to compile; vocabularies come from ``train_texts``."""
     if name not in MODELS:
         raise KerasformerError(
             f"unknown model {name!r}; choose one of: {', '.join(sorted(MODELS))}."
