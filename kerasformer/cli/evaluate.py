@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from kerasformer.cli._arguments import add_dataset_arguments
+from kerasformer.cli._arguments import add_dataset_arguments, add_model_argument
 
 
 def add_parser(subparsers) -> None:
@@ -16,7 +16,7 @@ def add_parser(subparsers) -> None:
         description="Evaluate an exported model on a dataset split: accuracy, per-class "
         "precision, recall and F1, and the confusion matrix.",
     )
-    parser.add_argument("model", metavar="MODEL", help="directory written by `kerasformer train`")
+    add_model_argument(parser)
     add_dataset_arguments(parser, default=None)
     parser.add_argument(
         "--split",

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from kerasformer.cli._arguments import add_model_argument
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -14,7 +16,7 @@ def add_parser(subparsers) -> None:
         description="Classify texts with an exported model. Give texts as arguments, or '-' "
         "to read one text per line from standard input.",
     )
-    parser.add_argument("model", metavar="MODEL", help="directory written by `kerasformer train`")
+    add_model_argument(parser)
     parser.add_argument("texts", metavar="TEXT", nargs="+", help="texts to classify, or '-'")
     parser.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
     parser.set_defaults(run=run)

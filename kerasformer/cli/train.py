@@ -36,7 +36,7 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--model", choices=MODEL_NAMES, default="transformer")
     add_dataset_arguments(parser, default="bbc_news")
-    parser.add_argument("--epochs", type=positive_int, default=5)
+    parser.add_argument("--epochs", type=positive_int, default=10, help="(default 10)")
     parser.add_argument("--batch-size", type=positive_int, default=128)
     parser.add_argument("--learning-rate", type=positive_float, default=1e-3)
     parser.add_argument("--seed", type=non_negative_int, default=0, help="same seed, same metrics")

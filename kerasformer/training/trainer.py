@@ -28,7 +28,8 @@ class TrainingConfig:
     model: str = "transformer"
     dataset: str = "bbc_news"
     data_dir: str | None = None
-    epochs: int = 5
+    # Chosen on BBC News validation accuracy (mean of 3 seeds levels off by epoch 10).
+    epochs: int = 10
     batch_size: int = 128
     learning_rate: float = 1e-3
     seed: int = 0
@@ -70,7 +71,7 @@ def train(config: TrainingConfig, export: bool = True, verbose: int = 1) -> Trai
 
     Example:
 
-    >>> result = train(TrainingConfig(dataset="bbc_news", epochs=5))
+    >>> result = train(TrainingConfig(dataset="bbc_news"))
     >>> result.metrics["test"]["accuracy"] > 0.9
     True
     """
@@ -81,6 +82,9 @@ def train(config: TrainingConfig, export: bool = True, verbose: int = 1) -> Trai
 
     make_reproducible(config.seed)
     data = load_dataset(config.dataset, config.data_dir, config.validation_fraction, split_seed=0)
+    if verbose:
+        sizes = ", ".join(f"{count} {split}" for split, count in data.sizes().items())
+        print(f"{data.name}: {sizes} examples; classes: {', '.join(data.class_names)}")
     model = build_classifier(
         config.model, data.num_classes, data.splits["train"].texts, **config.model_options
     )

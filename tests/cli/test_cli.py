@@ -1,0 +1,155 @@
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from kerasformer.cli._arguments import DATASET_NAMES, MODEL_NAMES
+from kerasformer.cli.main import main
+from kerasformer.datasets import LOADERS
+from kerasformer.models import MODELS
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_cli_expecting_exit(capsys, *argv):
+    with pytest.raises(SystemExit) as caught:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    return caught.value.code, out, err
+
+
+def test_cli_names_match_the_registries():
+    assert set(DATASET_NAMES) == set(LOADERS)
+    assert set(MODEL_NAMES) == set(MODELS)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "--epochs", "0"], "argument --epochs: expected a whole number >= 1, got 0"),
+        (["train", "--dataset", "imdb"], "argument --dataset: invalid choice: 'imdb'"),
+        (["train", "--dropout", "2"], "argument --dropout: expected a number in [0, 1), got 2.0"),
+        (["evaluate", "some/model"], "the following arguments are required: --dataset"),
+        (["predict", "some/model"], "the following arguments are required: TEXT"),
+        (["fly"], "invalid choice: 'fly'"),
+    ],
+)
+def test_bad_arguments_are_one_line(capsys, argv, message):
+    code, out, err = run_cli_expecting_exit(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err
+
+
+def test_missing_data_dir_is_one_line(capsys, tmp_path):
+    code, _, err = run_cli(
+        capsys, "train", "--dataset", "ag_news", "--data-dir", str(tmp_path / "nope"),
+        "--export-dir", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert code == 2
+    assert err == (
+        f"kerasformer: error: AG News folder {tmp_path / 'nope'} does not exist; pass "
+        "--data-dir with train.csv and test.csv in the original AG News CSV layout.\n"
+    )
+
+
+def test_missing_model_is_one_line(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "predict", str(tmp_path), "hello")
+    assert code == 2 and err.count("\n") == 1 and "is not an exported model" in err
+
+
+def test_train_then_evaluate_and_predict(capsys, tiny_ag_news_dir, tmp_path):
+    export_dir = tmp_path / "ag"
+    code, out, err = run_cli(
+        capsys, "train", "--dataset", "ag_news", "--data-dir", str(tiny_ag_news_dir),
+        "--epochs", "2", "--batch-size", "32", "--maxlen", "32", "--vocab-size", "500",
+        "--embed-dim", "16", "--num-heads", "2", "--norm-first", "--export-dir", str(export_dir),
+    )  # fmt: skip
+    assert code == 0, err
+    metrics = json.loads((export_dir / "metrics.json").read_text())
+    assert metrics["config"]["model_options"] == {
+        "vocab_size": 500, "maxlen": 32, "embed_dim": 16, "num_heads": 2, "norm_first": True,
+    }  # fmt: skip
+    assert f"{metrics['test']['accuracy']:.4f}".rstrip("0") in out
+    assert "Exported to" in out
+
+    code, out, err = run_cli(
+        capsys, "evaluate", str(export_dir), "--dataset", "ag_news",
+        "--data-dir", str(tiny_ag_news_dir), "--output", str(tmp_path / "eval.json"),
+    )  # fmt: skip
+    assert code == 0, err
+    evaluated = json.loads((tmp_path / "eval.json").read_text())
+    # The SavedModel path agrees with the Keras model's own test metrics.
+    assert evaluated["accuracy"] == pytest.approx(metrics["test"]["accuracy"], abs=1e-9)
+    assert evaluated["confusion_matrix"] == metrics["test"]["confusion_matrix"]
+    assert "confusion matrix" in out and "Sci/Tech" in out
+
+    code, out, err = run_cli(
+        capsys, "predict", str(export_dir), "--json", "team goal season", "bank shares"
+    )
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [row["text"] for row in rows] == ["team goal season", "bank shares"]
+    for row in rows:
+        assert set(row["probabilities"]) == {"World", "Sports", "Business", "Sci/Tech"}
+        assert row["class"] == max(row["probabilities"], key=row["probabilities"].get)
+        assert sum(row["probabilities"].values()) == pytest.approx(1, abs=1e-3)
+
+
+def test_evaluate_refuses_a_dataset_with_other_classes(capsys, trained_bbc, tiny_ag_news_dir):
+    code, _, err = run_cli(
+        capsys, "evaluate", str(trained_bbc.export_dir), "--dataset", "ag_news",
+        "--data-dir", str(tiny_ag_news_dir),
+    )  # fmt: skip
+    assert code == 2 and err.count("\n") == 1
+    assert "the model predicts business, entertainment" in err
+
+
+def test_evaluate_on_bbc_prints_per_class_report(capsys, trained_bbc):
+    code, out, _ = run_cli(capsys, "evaluate", str(trained_bbc.export_dir), "--dataset", "bbc_news")
+    assert code == 0
+    accuracy = trained_bbc.metrics["test"]["accuracy"]
+    assert f"accuracy: {accuracy:.4f}" in out
+    for name in trained_bbc.data.class_names:
+        assert name in out
+
+
+def test_console_script_errors_have_no_traceback(trained_bbc, tmp_path):
+    exe = shutil.which("kerasformer")
+    assert exe, "pip install -e . puts the kerasformer command on PATH"
+    empty = subprocess.run(
+        [exe, "predict", str(trained_bbc.export_dir), "fine", "..."],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert empty.returncode == 2
+    assert "Traceback" not in empty.stderr
+    assert empty.stderr.strip().splitlines()[-1] == (
+        "kerasformer: error: cannot classify a text with no words (empty or punctuation only); "
+        "input index: 1"
+    )
+    existing = subprocess.run(
+        [exe, "train", "--export-dir", str(trained_bbc.export_dir)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert existing.returncode == 2 and "already exists; pass --overwrite" in existing.stderr
+    assert "Traceback" not in existing.stderr
+
+
+def test_predict_reads_texts_from_stdin(capsys, monkeypatch, trained_bbc):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("Shares rose sharply\n\nThe striker scored\n"))
+    code, out, err = run_cli(capsys, "predict", str(trained_bbc.export_dir), "--json", "-")
+    assert code == 0, err
+    assert [json.loads(line)["text"] for line in out.splitlines()] == [
+        "Shares rose sharply",
+        "The striker scored",
+    ]

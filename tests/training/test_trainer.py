@@ -1,0 +1,107 @@
+import json
+
+import numpy as np
+import pytest
+
+from kerasformer.backend import keras
+from kerasformer.errors import KerasformerError
+from kerasformer.training import TrainingConfig, train
+
+
+def test_default_training_on_bbc_news_learns_the_topics(trained_bbc):
+    """Chance is 0.2; a model that cannot attend or pool properly stays far below."""
+    assert trained_bbc.metrics["validation"]["accuracy"] >= 0.9
+    assert trained_bbc.metrics["test"]["accuracy"] >= 0.93
+    history = trained_bbc.history
+    assert len(history["loss"]) == 10 and history["loss"][-1] < history["loss"][0] / 4
+
+
+def test_export_has_model_history_and_metrics(trained_bbc):
+    export_dir = trained_bbc.export_dir
+    for name in ("saved_model.pb", "model.keras", "history.json", "metrics.json"):
+        assert (export_dir / name).is_file(), name
+    history = json.loads((export_dir / "history.json").read_text())
+    assert set(history) == {"loss", "accuracy", "val_loss", "val_accuracy"}
+    metrics = json.loads((export_dir / "metrics.json").read_text())
+    assert metrics["test"]["accuracy"] == trained_bbc.metrics["test"]["accuracy"]
+    assert metrics["config"]["dataset"] == "bbc_news" and metrics["interrupted"] is False
+
+
+def small_config(data_dir, export_dir=None, **overrides):
+    settings = dict(
+        dataset="ag_news", data_dir=str(data_dir), epochs=2, batch_size=32, seed=7,
+        export_dir=None if export_dir is None else str(export_dir),
+        model_options=dict(vocab_size=500, maxlen=32),
+    )  # fmt: skip
+    return TrainingConfig(**{**settings, **overrides})
+
+
+def test_same_seed_gives_the_same_metrics_and_another_seed_does_not(tiny_ag_news_dir):
+    first = train(small_config(tiny_ag_news_dir), export=False, verbose=0)
+    again = train(small_config(tiny_ag_news_dir), export=False, verbose=0)
+    other = train(small_config(tiny_ag_news_dir, seed=8), export=False, verbose=0)
+    assert first.history == again.history
+    assert first.metrics == again.metrics
+    assert first.history["loss"] != other.history["loss"]
+
+
+def test_interrupted_training_keeps_and_exports_what_was_learned(
+    tiny_ag_news_dir, tmp_path, monkeypatch
+):
+    class InterruptAfterFirstEpoch(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            raise KeyboardInterrupt
+
+    original_fit = keras.Model.fit
+
+    def fit_with_interrupt(self, *args, callbacks=None, **kwargs):
+        return original_fit(
+            self, *args, callbacks=[*callbacks, InterruptAfterFirstEpoch()], **kwargs
+        )
+
+    monkeypatch.setattr(keras.Model, "fit", fit_with_interrupt)
+    config = small_config(tiny_ag_news_dir, tmp_path / "export", epochs=5)
+    result = train(config, verbose=0)
+    assert result.interrupted
+    assert len(result.history["loss"]) == 1
+    assert json.loads((tmp_path / "export" / "metrics.json").read_text())["interrupted"] is True
+
+
+def test_existing_export_is_refused_before_any_training(tiny_ag_news_dir, tmp_path, monkeypatch):
+    export_dir = tmp_path / "export"
+    export_dir.mkdir()
+    (export_dir / "keep.txt").write_text("earlier work")
+    monkeypatch.setattr(keras.Model, "fit", lambda *a, **k: pytest.fail("trained anyway"))
+    with pytest.raises(KerasformerError, match="already exists; pass --overwrite"):
+        train(small_config(tiny_ag_news_dir, export_dir))
+    assert (export_dir / "keep.txt").read_text() == "earlier work"
+
+
+def test_overwrite_replaces_an_existing_export(tiny_ag_news_dir, tmp_path):
+    export_dir = tmp_path / "export"
+    export_dir.mkdir()
+    (export_dir / "old.txt").write_text("old")
+    train(small_config(tiny_ag_news_dir, export_dir, epochs=1, overwrite=True), verbose=0)
+    assert not (export_dir / "old.txt").exists() and (export_dir / "saved_model.pb").exists()
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (dict(epochs=0), "epochs must be a whole number >= 1"),
+        (dict(batch_size=2.5), "batch_size"),
+        (dict(learning_rate=-1.0), "learning_rate must be positive"),
+        (dict(validation_fraction=1.0), "validation_fraction"),
+    ],
+)
+def test_bad_settings_are_clear_errors(overrides, message, tiny_ag_news_dir):
+    with pytest.raises(KerasformerError, match=message):
+        train(small_config(tiny_ag_news_dir, **overrides), export=False)
+
+
+def test_validation_split_is_used_for_validation_not_test(tiny_ag_news_dir):
+    result = train(small_config(tiny_ag_news_dir, epochs=1), export=False, verbose=0)
+    sizes = result.data.sizes()
+    assert sizes["test"] == 80 and sizes["validation"] == 24 and sizes["train"] == 216
+    val_acc = result.history["val_accuracy"][-1]
+    assert np.isclose(val_acc, result.metrics["validation"]["accuracy"], atol=1e-6)
