@@ -117,13 +117,13 @@ def fit(
     model: keras.Model, data: TextClassificationData, config: TrainingConfig, verbose: int
 ) -> tuple[dict[str, list[float]], bool]:
     """``model.fit`` with a progress bar; Ctrl-C stops training but keeps what was learned."""
-    train = batched(data.splits["train"], config.batch_size, shuffle_seed=config.seed)
-    validation = batched(data.splits["validation"], config.batch_size)
+    train_batches = batched(data.splits["train"], config.batch_size, shuffle_seed=config.seed)
+    validation_batches = batched(data.splits["validation"], config.batch_size)
     history = keras.callbacks.History()
     try:
         model.fit(
-            train,
-            validation_data=validation,
+            train_batches,
+            validation_data=validation_batches,
             epochs=config.epochs,
             callbacks=[history],
             verbose=verbose,
