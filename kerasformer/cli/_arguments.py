@@ -8,7 +8,7 @@ from collections.abc import Callable
 # Names kept here so that `--help` does not have to import TensorFlow; tests/cli checks
 # them against kerasformer.datasets.LOADERS and kerasformer.models.MODELS.
 DATASET_NAMES = ("ag_news", "bbc_news")
-MODEL_NAMES = ("transformer",)
+MODEL_NAMES = ("transformer", "bert")
 
 
 def checked(convert: Callable[[str], float], accept: Callable[[float], bool], wanted: str):

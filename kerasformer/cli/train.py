@@ -35,11 +35,23 @@ def add_parser(subparsers) -> None:
         "and metrics.json beside it.",
     )
     parser.add_argument("--model", choices=MODEL_NAMES, default="transformer")
+    parser.add_argument(
+        "--recipe",
+        choices=("from-scratch", "frozen", "unfrozen", "frozen-then-unfrozen"),
+        help="how to train (default: from-scratch for transformer, unfrozen for bert)",
+    )
     add_dataset_arguments(parser, default="bbc_news")
     parser.add_argument("--epochs", type=positive_int, default=10, help="(default 10)")
     parser.add_argument("--batch-size", type=positive_int, default=128)
-    parser.add_argument("--learning-rate", type=positive_float, default=1e-3)
+    parser.add_argument(
+        "--learning-rate", type=positive_float, default=1e-3,
+        help="Adam learning rate of from-scratch and frozen training (default 0.001)",
+    )  # fmt: skip
     parser.add_argument("--seed", type=non_negative_int, default=0, help="same seed, same metrics")
+    parser.add_argument(
+        "--deterministic", action="store_true",
+        help="also make TensorFlow ops deterministic (for GPUs; CPU runs repeat without it)",
+    )  # fmt: skip
     parser.add_argument(
         "--validation-fraction",
         type=fraction,
@@ -52,6 +64,19 @@ def add_parser(subparsers) -> None:
     for flag, kind, text in TRANSFORMER_OPTIONS:
         group.add_argument(flag, type=kind, help=text)
     group.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
+    bert = parser.add_argument_group("bert model")
+    bert.add_argument(
+        "--preprocess", help="TF-Hub BERT preprocess handle: URL or directory (default: tfhub.dev)"
+    )
+    bert.add_argument("--encoder", help="TF-Hub BERT encoder handle: URL or directory")
+    bert.add_argument(
+        "--fine-tune-learning-rate", type=positive_float, default=3e-5,
+        help="AdamW peak learning rate when the encoder trains (default 3e-5)",
+    )  # fmt: skip
+    bert.add_argument(
+        "--frozen-epochs", type=positive_int, default=1,
+        help="head-only epochs before fine-tuning in frozen-then-unfrozen (default 1)",
+    )  # fmt: skip
     parser.set_defaults(run=run)
 
 
@@ -67,7 +92,11 @@ def run(args: argparse.Namespace) -> int:
         epochs=args.epochs,
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,
+        recipe=args.recipe,
+        fine_tune_learning_rate=args.fine_tune_learning_rate,
+        frozen_epochs=args.frozen_epochs,
         seed=args.seed,
+        deterministic=args.deterministic,
         validation_fraction=args.validation_fraction,
         export_dir=args.export_dir,
         overwrite=args.overwrite,
@@ -89,8 +118,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def model_options(args: argparse.Namespace) -> dict:
+    """The options of the chosen model; another model's options are a mistake."""
+    from kerasformer.errors import KerasformerError
+
     names = [flag[2:].replace("-", "_") for flag, _, _ in TRANSFORMER_OPTIONS]
-    options = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+    transformer = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
     if args.norm_first:
-        options["norm_first"] = True
-    return options
+        transformer["norm_first"] = True
+    bert = {name: getattr(args, name) for name in ("preprocess", "encoder") if getattr(args, name)}
+    if args.dropout is not None:
+        bert["dropout"] = args.dropout
+    chosen, other = (transformer, bert) if args.model == "transformer" else (bert, transformer)
+    stray = sorted(set(other) - set(chosen))
+    if stray:
+        flags = ", ".join("--" + name.replace("_", "-") for name in stray)
+        raise KerasformerError(f"{flags} do(es) not apply to --model {args.model}.")
+    return chosen

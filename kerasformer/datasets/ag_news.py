@@ -8,10 +8,8 @@ rows of class index 1-4, title, description; an optional header line).
 from __future__ import annotations
 
 import csv
-import socket
 import sys
 from pathlib import Path
-from urllib.parse import urlparse
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -22,10 +20,10 @@ from kerasformer.datasets.text_classification_data import (
     with_validation_split,
 )
 from kerasformer.errors import KerasformerError
+from kerasformer.network import require_reachable
 
 CLASS_NAMES = ("World", "Sports", "Business", "Sci/Tech")
 TFDS_NAME = "ag_news_subset"
-REACHABILITY_TIMEOUT_SECONDS = 5.0
 
 
 def load_ag_news(
@@ -129,9 +127,13 @@ def load_from_tfds(tfds_data_dir: str | None) -> tuple[LabeledTexts, LabeledText
     import tensorflow_datasets as tfds
 
     builder = tfds.builder(TFDS_NAME, data_dir=tfds_data_dir)
-    if not builder.is_prepared():
-        # Offline, tfds retries its download for minutes before failing; ask first.
-        require_reachable(download_url_of(builder))
+    url = download_url_of(builder)
+    if not builder.is_prepared() and url is not None:
+        require_reachable(
+            url,
+            f"{TFDS_NAME} with tensorflow_datasets",
+            "pass --data-dir with train.csv and test.csv in the original AG News CSV layout.",
+        )
     try:
         splits = tfds.as_numpy(tfds.load(TFDS_NAME, data_dir=tfds_data_dir, batch_size=-1))
     except Exception as error:  # tfds raises many kinds: network, checksum, disk
@@ -153,20 +155,6 @@ def tfds_split_to_texts(split: dict) -> LabeledTexts:
 def download_url_of(builder) -> str | None:
     """The URL the builder downloads from, when its module names one."""
     return getattr(sys.modules.get(type(builder).__module__), "_DOWNLOAD_URL", None)
-
-
-def require_reachable(url: str | None) -> None:
-    if url is None:
-        return
-    host = urlparse(url).hostname
-    try:
-        socket.create_connection((host, 443), timeout=REACHABILITY_TIMEOUT_SECONDS).close()
-    except OSError as error:
-        raise KerasformerError(
-            f"cannot download {TFDS_NAME} with tensorflow_datasets ({host} is unreachable: "
-            f"{error}); pass --data-dir with train.csv and test.csv in the original AG News "
-            "CSV layout."
-        ) from error
 
 
 def first_line(error: BaseException) -> str:

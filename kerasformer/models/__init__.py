@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from kerasformer.backend import keras
 from kerasformer.errors import KerasformerError
+from kerasformer.models.bert_classifier import build_bert_classifier
 from kerasformer.models.transformer_classifier import (
     adapt_vectorizer,
     attention_weights,
@@ -20,7 +21,12 @@ def _prepared_transformer(num_classes: int, train_texts: Iterable[str], **option
     return model
 
 
-MODELS = {"transformer": _prepared_transformer}
+def _prepared_bert(num_classes: int, train_texts: Iterable[str], **options) -> keras.Model:
+    del train_texts  # the pretrained preprocess model brings its own vocabulary
+    return build_bert_classifier(num_classes, **options)
+
+
+MODELS = {"transformer": _prepared_transformer, "bert": _prepared_bert}
 
 
 def build_classifier(
@@ -41,6 +47,7 @@ __all__ = [
     "MODELS",
     "adapt_vectorizer",
     "attention_weights",
+    "build_bert_classifier",
     "build_classifier",
     "build_transformer_classifier",
     "text_vectorizer",

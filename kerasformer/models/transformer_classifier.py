@@ -72,7 +72,10 @@ def build_transformer_classifier(
             keras.layers.Dropout(dropout, name="pooled_dropout"),
             keras.layers.Dense(dense_units, activation="relu", name="hidden"),
             keras.layers.Dropout(dropout, name="hidden_dropout"),
-            keras.layers.Dense(num_classes, activation="softmax", name="probabilities"),
+            # float32 even under a mixed-precision policy: probabilities need the range.
+            keras.layers.Dense(
+                num_classes, activation="softmax", dtype="float32", name="probabilities"
+            ),
         ],
         name=name,
     )

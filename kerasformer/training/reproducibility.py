@@ -5,10 +5,14 @@ from __future__ import annotations
 from kerasformer.backend import keras, tf
 
 
-def make_reproducible(seed: int) -> None:
-    """Seed Python, NumPy and TensorFlow and make TensorFlow's ops deterministic.
+def make_reproducible(seed: int, deterministic_ops: bool = False) -> None:
+    """Seed Python, NumPy and TensorFlow; optionally make TensorFlow's ops deterministic.
 
-    Determinism is process-wide and stays on: TensorFlow cannot switch it off again.
+    On CPU, seeding alone reproduces a run exactly (tests/training checks it). GPU
+    kernels may reduce in any order; ``deterministic_ops`` forbids that, at some speed,
+    for the whole process and for good: TensorFlow cannot switch it off again, and it
+    rejects SavedModels with unseeded random ops, such as a TF-Hub encoder's dropout.
     """
     keras.utils.set_random_seed(seed)
-    tf.config.experimental.enable_op_determinism()
+    if deterministic_ops:
+        tf.config.experimental.enable_op_determinism()

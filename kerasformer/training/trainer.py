@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -14,7 +15,14 @@ from kerasformer.datasets import LabeledTexts, TextClassificationData, load_data
 from kerasformer.errors import KerasformerError
 from kerasformer.export.saved_model import export_classifier
 from kerasformer.models import build_classifier
+from kerasformer.models.bert_classifier import encoder_layer
 from kerasformer.training.evaluation import classification_metrics
+from kerasformer.training.recipes import (
+    RECIPES_BY_MODEL,
+    default_recipe,
+    recipe_phases,
+    require_recipe_fits_model,
+)
 from kerasformer.training.reproducibility import make_reproducible
 
 HISTORY_FILE = "history.json"
@@ -32,24 +40,45 @@ class TrainingConfig:
     epochs: int = 10
     batch_size: int = 128
     learning_rate: float = 1e-3
+    recipe: str | None = None  # None: the model's default (see training.recipes)
+    fine_tune_learning_rate: float = 3e-5
+    warmup_fraction: float = 0.1
+    frozen_epochs: int = 1
     seed: int = 0
+    deterministic: bool = False
     validation_fraction: float = 0.1
     export_dir: str | None = None
     overwrite: bool = False
     model_options: dict = field(default_factory=dict)
 
+    def resolved_recipe(self) -> str:
+        return self.recipe or default_recipe(self.model)
+
     def resolved_export_dir(self) -> Path:
         if self.export_dir is not None:
             return Path(self.export_dir)
-        return Path("saved_models") / f"{self.dataset}-{self.model}"
+        name = f"{self.dataset}-{self.model}"
+        if self.resolved_recipe() != default_recipe(self.model):
+            name += f"-{self.resolved_recipe()}"
+        return Path("saved_models") / name
 
     def validate(self) -> None:
-        for name in ("epochs", "batch_size"):
+        if self.model not in RECIPES_BY_MODEL:
+            raise KerasformerError(
+                f"unknown model {self.model!r}; choose one of: {', '.join(RECIPES_BY_MODEL)}."
+            )
+        require_recipe_fits_model(self.resolved_recipe(), self.model)
+        for name in ("epochs", "batch_size", "frozen_epochs"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise KerasformerError(f"{name} must be a whole number >= 1, got {value!r}.")
-        if not self.learning_rate > 0:
-            raise KerasformerError(f"learning_rate must be positive, got {self.learning_rate!r}.")
+        for name in ("learning_rate", "fine_tune_learning_rate"):
+            if not getattr(self, name) > 0:
+                raise KerasformerError(f"{name} must be positive, got {getattr(self, name)!r}.")
+        if not 0 <= self.warmup_fraction < 1:
+            raise KerasformerError(
+                f"warmup_fraction must be in [0, 1), got {self.warmup_fraction!r}."
+            )
         if not 0 < self.validation_fraction < 1:
             raise KerasformerError(
                 f"validation_fraction must be between 0 and 1, got {self.validation_fraction!r}."
@@ -80,7 +109,7 @@ def train(config: TrainingConfig, export: bool = True, verbose: int = 1) -> Trai
     if export_dir is not None:
         require_writable_export_dir(export_dir, config.overwrite)
 
-    make_reproducible(config.seed)
+    make_reproducible(config.seed, deterministic_ops=config.deterministic)
     data = load_dataset(config.dataset, config.data_dir, config.validation_fraction, split_seed=0)
     if verbose:
         sizes = ", ".join(f"{count} {split}" for split, count in data.sizes().items())
@@ -88,12 +117,7 @@ def train(config: TrainingConfig, export: bool = True, verbose: int = 1) -> Trai
     model = build_classifier(
         config.model, data.num_classes, data.splits["train"].texts, **config.model_options
     )
-    model.compile(
-        optimizer=keras.optimizers.Adam(config.learning_rate),
-        loss="sparse_categorical_crossentropy",
-        metrics=["accuracy"],
-    )
-    history, interrupted = fit(model, data, config, verbose)
+    history, interrupted = run_recipe(model, data, config, verbose)
     metrics = {
         split: evaluate_split(model, data.splits[split], data.class_names, config.batch_size)
         for split in ("validation", "test")
@@ -113,25 +137,71 @@ def train(config: TrainingConfig, export: bool = True, verbose: int = 1) -> Trai
     return TrainingResult(model, data, history, metrics, export_dir, interrupted)
 
 
-def fit(
+def run_recipe(
     model: keras.Model, data: TextClassificationData, config: TrainingConfig, verbose: int
-) -> tuple[dict[str, list[float]], bool]:
-    """``model.fit`` with a progress bar; Ctrl-C stops training but keeps what was learned."""
+) -> tuple[dict[str, list], bool]:
+    """Fit the model phase by phase; Ctrl-C stops training but keeps what was learned.
+
+    Returns the history of every epoch (with the phase it belongs to) and whether
+    training was interrupted.
+    """
     train_batches = batched(data.splits["train"], config.batch_size, shuffle_seed=config.seed)
     validation_batches = batched(data.splits["validation"], config.batch_size)
-    history = keras.callbacks.History()
-    try:
-        model.fit(
-            train_batches,
-            validation_data=validation_batches,
-            epochs=config.epochs,
-            callbacks=[history],
-            verbose=verbose,
+    phases = recipe_phases(
+        config.resolved_recipe(),
+        epochs=config.epochs,
+        steps_per_epoch=math.ceil(len(data.splits["train"]) / config.batch_size),
+        learning_rate=config.learning_rate,
+        fine_tune_learning_rate=config.fine_tune_learning_rate,
+        warmup_fraction=config.warmup_fraction,
+        frozen_epochs=config.frozen_epochs,
+    )
+    total_epochs = sum(phase.epochs for phase in phases)
+    history: dict[str, list] = {"phase": []}
+    done = 0
+    for phase in phases:
+        if phase.encoder_trainable is not None:
+            encoder_layer(model).trainable = phase.encoder_trainable
+        model.compile(
+            optimizer=phase.make_optimizer(),
+            loss="sparse_categorical_crossentropy",
+            metrics=["accuracy"],
         )
-        interrupted = False
-    except KeyboardInterrupt:
-        interrupted = True
-    return {key: [float(v) for v in values] for key, values in history.history.items()}, interrupted
+        if verbose:
+            print(f"Phase {phase.name!r}: {phase.epochs} epoch(s)")
+            model.summary()
+        recorder = keras.callbacks.History()
+        try:
+            model.fit(
+                train_batches,
+                validation_data=validation_batches,
+                initial_epoch=done,
+                epochs=done + phase.epochs,
+                callbacks=[recorder],
+                verbose=verbose,
+            )
+        except KeyboardInterrupt:
+            return add_epochs(history, recorder, phase.name), True
+        except tf.errors.InvalidArgumentError as error:
+            if "determinism is enabled" not in error.message:
+                raise
+            raise KerasformerError(
+                "deterministic ops cannot train this model: its SavedModel encoder has "
+                "unseeded random ops (dropout); run without --deterministic."
+            ) from None
+        add_epochs(history, recorder, phase.name)
+        done += phase.epochs
+    assert done == total_epochs
+    return history, False
+
+
+def add_epochs(history: dict[str, list], recorder, phase: str) -> dict[str, list]:
+    epochs = 0
+    for key, values in recorder.history.items():
+        history.setdefault(key, []).extend(float(v) for v in values)
+        epochs = len(values)
+    history["phase"].extend([phase] * epochs)
+    return history
 
 
 def batched(

@@ -153,3 +153,36 @@ def test_predict_reads_texts_from_stdin(capsys, monkeypatch, trained_bbc):
         "Shares rose sharply",
         "The striker scored",
     ]
+
+
+def test_convert_bert_then_train_bert_from_local_handles(
+    capsys, tiny_bert_checkpoint, tiny_ag_news_dir, tmp_path
+):
+    hub_dir = tmp_path / "hub"
+    code, out, err = run_cli(
+        capsys,
+        "convert-bert",
+        str(tiny_bert_checkpoint),
+        "--out",
+        str(hub_dir),
+        "--seq-length",
+        "24",
+    )
+    assert code == 0, err
+    assert f"--preprocess {hub_dir / 'preprocess'} --encoder {hub_dir / 'encoder'}" in out
+    code, out, err = run_cli(
+        capsys, "train", "--model", "bert", "--recipe", "frozen-then-unfrozen",
+        "--preprocess", str(hub_dir / "preprocess"), "--encoder", str(hub_dir / "encoder"),
+        "--dataset", "ag_news", "--data-dir", str(tiny_ag_news_dir), "--epochs", "1",
+        "--batch-size", "32", "--export-dir", str(tmp_path / "bert"),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "Phase 'frozen'" in out and "Phase 'unfrozen'" in out
+    assert "Trainable params: 68" in out  # the head only, while frozen
+    metrics = json.loads((tmp_path / "bert" / "metrics.json").read_text())
+    assert metrics["config"]["recipe"] == "frozen-then-unfrozen"
+
+
+def test_options_of_the_other_model_are_refused(capsys):
+    code, _, err = run_cli(capsys, "train", "--model", "bert", "--maxlen", "64")
+    assert code == 2 and "--maxlen do(es) not apply to --model bert" in err

@@ -121,7 +121,7 @@ def test_unreachable_download_fails_fast_with_the_fix(monkeypatch):
     def refuse(address, timeout):
         raise OSError("Name or service not known")
 
-    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)  # as kerasformer.network sees it
     with pytest.raises(KerasformerError, match="downloads.invalid is unreachable.*pass --data-dir"):
         load_ag_news()
 

@@ -1,0 +1,93 @@
+"""The BERT text classifier: a functional model around TF-Hub preprocess and encoder models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kerasformer.backend import keras, tf
+from kerasformer.errors import KerasformerError
+from kerasformer.network import is_url, require_reachable
+
+# Seed 001's handles; tfhub.dev needs the internet. Offline, convert a checkpoint with
+# `kerasformer convert-bert` and pass the local directories instead.
+ONLINE_PREPROCESS = "https://tfhub.dev/tensorflow/bert_en_uncased_preprocess/3"
+ONLINE_ENCODER = "https://tfhub.dev/tensorflow/small_bert/bert_en_uncased_L-4_H-128_A-2/1"
+ENCODER_LAYER = "encoder"
+LOCAL_HANDLES_FIX = (
+    "pass local handles instead: make them with `kerasformer convert-bert [CHECKPOINT] "
+    "--out DIR`, then use --preprocess DIR/preprocess --encoder DIR/encoder."
+)
+
+
+def build_bert_classifier(
+    num_classes: int,
+    preprocess: str | Path = ONLINE_PREPROCESS,
+    encoder: str | Path = ONLINE_ENCODER,
+    dropout: float = 0.1,
+    trainable: bool = False,
+    name: str = "bert_classifier",
+) -> keras.Model:
+    """Build seed 001's functional BERT classifier: raw strings in, probabilities out.
+
+    ``Input(string)`` -> ``hub.KerasLayer(preprocess)`` -> ``hub.KerasLayer(encoder)`` ->
+    ``Dropout`` on ``pooled_output`` -> ``Dense(num_classes, softmax)``.
+
+    Args:
+        num_classes: Number of classes.
+        preprocess: TF-Hub handle (URL or local directory) of a BERT preprocess model.
+        encoder: TF-Hub handle of the matching BERT encoder.
+        dropout: Dropout rate on the pooled output.
+        trainable: Whether the encoder's weights are trained (fine-tuning).
+        name: Model name.
+
+    Example:
+
+    >>> model = build_bert_classifier(4, "hub/minilm/preprocess", "hub/minilm/encoder")
+    >>> model(tf.constant(["I love transformers"])).shape
+    TensorShape([1, 4])
+    """
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+        raise KerasformerError(f"num_classes must be an integer >= 2, got {num_classes!r}.")
+    import tensorflow_text  # noqa: F401  (registers the tokenizer ops the preprocess model uses)
+
+    text = keras.Input(shape=(), dtype=tf.string, name="text")
+    encoder_inputs = hub_layer(preprocess, "preprocess", trainable=False)(text)
+    outputs = hub_layer(encoder, ENCODER_LAYER, trainable=trainable)(encoder_inputs)
+    pooled = keras.layers.Dropout(dropout, name="pooled_dropout")(outputs["pooled_output"])
+    # float32 even under a mixed-precision policy: softmax probabilities need the range.
+    probabilities = keras.layers.Dense(
+        num_classes, activation="softmax", dtype="float32", name="probabilities"
+    )(pooled)
+    return keras.Model(text, probabilities, name=name)
+
+
+def hub_layer(handle: str | Path, name: str, trainable: bool):
+    """``hub.KerasLayer`` for a URL or a local SavedModel, with one-line errors."""
+    import tensorflow_hub as hub
+
+    handle = str(handle)
+    if is_url(handle):
+        require_reachable(handle, f"the {name} model {handle}", LOCAL_HANDLES_FIX)
+    elif not (Path(handle) / "saved_model.pb").is_file():
+        raise KerasformerError(
+            f"--{name} {handle} is not a SavedModel directory (no saved_model.pb); "
+            + LOCAL_HANDLES_FIX
+        )
+    try:
+        return hub.KerasLayer(handle, trainable=trainable, name=name)
+    except Exception as error:  # hub raises many kinds: network, format, missing ops
+        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise KerasformerError(
+            f"cannot load the {name} model {handle} ({type(error).__name__}: {message}); "
+            f"{LOCAL_HANDLES_FIX}"
+        ) from None
+
+
+def encoder_layer(model: keras.Model):
+    """The model's TF-Hub encoder layer, whose ``trainable`` the recipes switch."""
+    try:
+        return model.get_layer(ENCODER_LAYER)
+    except ValueError:
+        raise KerasformerError(
+            f"model {model.name!r} has no layer named {ENCODER_LAYER!r}."
+        ) from None

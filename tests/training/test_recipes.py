@@ -1,0 +1,156 @@
+import json
+
+import numpy as np
+import pytest
+
+from kerasformer.backend import keras
+from kerasformer.errors import KerasformerError
+from kerasformer.training import TrainingConfig, train
+from kerasformer.training.recipes import recipe_phases
+from tests.conftest import run_python
+
+
+def phases(recipe, epochs=3, steps=10):
+    return recipe_phases(
+        recipe, epochs=epochs, steps_per_epoch=steps, learning_rate=1e-3,
+        fine_tune_learning_rate=3e-5, warmup_fraction=0.1, frozen_epochs=1,
+    )  # fmt: skip
+
+
+def test_unfrozen_uses_adamw_with_linear_warmup_then_linear_decay():
+    (phase,) = phases("unfrozen", epochs=3, steps=10)
+    assert phase.encoder_trainable is True and phase.epochs == 3
+    optimizer = phase.make_optimizer()
+    assert "AdamWeightDecay" in type(optimizer).__name__
+    schedule = optimizer.learning_rate
+    total, warmup = 30, 3
+    for step in range(total):
+        expected = 3e-5 * step / warmup if step < warmup else 3e-5 * (1 - step / total)
+        assert float(schedule(step)) == pytest.approx(expected, rel=1e-5, abs=1e-12)
+
+
+def test_each_recipe_has_its_phases():
+    assert [(p.name, p.epochs, p.encoder_trainable) for p in phases("frozen")] == [
+        ("frozen", 3, False)
+    ]
+    assert [(p.name, p.epochs, p.encoder_trainable) for p in phases("frozen-then-unfrozen")] == [
+        ("frozen", 1, False),
+        ("unfrozen", 3, True),
+    ]
+    assert isinstance(phases("frozen")[0].make_optimizer(), keras.optimizers.Adam)
+
+
+def bert_config(hub_bert, data_dir, recipe, export_dir=None, **overrides):
+    settings = dict(
+        model="bert", recipe=recipe, dataset="ag_news", data_dir=str(data_dir), epochs=1,
+        batch_size=32, seed=3, export_dir=None if export_dir is None else str(export_dir),
+        model_options=dict(preprocess=str(hub_bert.preprocess), encoder=str(hub_bert.encoder)),
+    )  # fmt: skip
+    return TrainingConfig(**{**settings, **overrides})
+
+
+class WeightRecorder:
+    """Records encoder and head weights before and after every fit call."""
+
+    def __init__(self, monkeypatch):
+        self.calls = []
+        original_fit = keras.Model.fit
+
+        def fit(model, *args, **kwargs):
+            before = self.snapshot(model)
+            result = original_fit(model, *args, **kwargs)
+            self.calls.append((before, self.snapshot(model)))
+            return result
+
+        monkeypatch.setattr(keras.Model, "fit", fit)
+
+    @staticmethod
+    def snapshot(model):
+        return {
+            "encoder": [w.numpy().copy() for w in model.get_layer("encoder").weights],
+            "head": [w.numpy().copy() for w in model.get_layer("probabilities").weights],
+        }
+
+
+def changed(before, after):
+    return any(not np.array_equal(a, b) for a, b in zip(before, after, strict=True))
+
+
+def test_frozen_trains_the_head_only(monkeypatch, tiny_hub_bert, tiny_ag_news_dir):
+    recorder = WeightRecorder(monkeypatch)
+    train(bert_config(tiny_hub_bert, tiny_ag_news_dir, "frozen"), export=False, verbose=0)
+    ((before, after),) = recorder.calls
+    assert changed(before["head"], after["head"]) and not changed(
+        before["encoder"], after["encoder"]
+    )
+
+
+def test_frozen_then_unfrozen_fine_tunes_from_the_first_phases_weights(
+    monkeypatch, tiny_hub_bert, tiny_ag_news_dir
+):
+    recorder = WeightRecorder(monkeypatch)
+    result = train(
+        bert_config(tiny_hub_bert, tiny_ag_news_dir, "frozen-then-unfrozen", epochs=2),
+        export=False, verbose=0,
+    )  # fmt: skip
+    (first_before, first_after), (second_before, second_after) = recorder.calls
+    assert not changed(first_before["encoder"], first_after["encoder"])
+    for part in ("encoder", "head"):
+        assert not changed(first_after[part], second_before[part])
+    assert changed(second_before["encoder"], second_after["encoder"])
+    assert result.history["phase"] == ["frozen", "unfrozen", "unfrozen"]
+    assert len(result.history["loss"]) == 3
+
+
+def test_recipe_must_fit_the_model(tiny_ag_news_dir, tiny_hub_bert):
+    with pytest.raises(
+        KerasformerError, match="recipe 'frozen' does not apply to --model transformer"
+    ):
+        train(
+            TrainingConfig(recipe="frozen", data_dir=str(tiny_ag_news_dir), dataset="ag_news"),
+            export=False,
+        )
+    with pytest.raises(
+        KerasformerError, match="recipe 'from-scratch' does not apply to --model bert"
+    ):
+        train(bert_config(tiny_hub_bert, tiny_ag_news_dir, "from-scratch"), export=False)
+
+
+SERVE_WITH_TENSORFLOW_TEXT = """
+import json, sys
+
+class NoKerasformer:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "kerasformer":
+            raise ImportError("kerasformer must not be needed to serve an exported model")
+
+sys.meta_path.insert(0, NoKerasformer())
+import tensorflow as tf
+import tensorflow_text  # the preprocess model's tokenizer ops
+serve = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
+out = serve(inputs=tf.constant(["team goal", "bank shares"]))
+print(json.dumps(out["probabilities"].numpy().tolist()))
+"""
+
+
+def test_unfrozen_export_serves_raw_strings_without_kerasformer(
+    tiny_hub_bert, tiny_ag_news_dir, tmp_path
+):
+    result = train(
+        bert_config(tiny_hub_bert, tiny_ag_news_dir, "unfrozen", tmp_path / "bert"), verbose=0
+    )
+    served = run_python(SERVE_WITH_TENSORFLOW_TEXT, str(result.export_dir))
+    assert served.returncode == 0, served.stderr[-2000:]
+    probabilities = np.array(json.loads(served.stdout.strip().splitlines()[-1]))
+    expected = result.model.predict(np.array(["team goal", "bank shares"]), verbose=0)
+    np.testing.assert_allclose(probabilities, expected, rtol=1e-5, atol=1e-6)
+
+    cli = run_python(
+        "import sys, tensorflow_text\n"
+        "from tensorflow.python.tools.saved_model_cli import main\n"
+        "sys.argv[0] = 'saved_model_cli'\nsys.exit(main())",
+        "run", "--dir", str(result.export_dir), "--tag_set", "serve",
+        "--signature_def", "serving_default", "--input_exprs", 'inputs=["team goal"]',
+    )  # fmt: skip
+    assert cli.returncode == 0, cli.stderr[-2000:]
+    assert "Result for output key probabilities" in cli.stdout
