@@ -60,6 +60,21 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--export-dir", help="where to export (default saved_models/DATASET-MODEL)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing export")
+    speed = parser.add_argument_group("devices and speed")
+    speed.add_argument(
+        "--strategy", choices=("default", "one-device", "mirrored", "multi-worker"),
+        default="default",
+        help="tf.distribute strategy: mirrored uses every local GPU (or logical CPU); "
+        "multi-worker reads TF_CONFIG (default: TensorFlow's own placement)",
+    )  # fmt: skip
+    speed.add_argument(
+        "--mixed-precision", action="store_true",
+        help="compute in float16 on GPU (with loss scaling) or bfloat16 on CPU",
+    )  # fmt: skip
+    speed.add_argument(
+        "--xla", action="store_true",
+        help="XLA-compile training; string preprocessing moves into the input pipeline",
+    )  # fmt: skip
     group = parser.add_argument_group("transformer model")
     for flag, kind, text in TRANSFORMER_OPTIONS:
         group.add_argument(flag, type=kind, help=text)
@@ -97,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
         frozen_epochs=args.frozen_epochs,
         seed=args.seed,
         deterministic=args.deterministic,
+        strategy=args.strategy,
+        mixed_precision=args.mixed_precision,
+        xla=args.xla,
         validation_fraction=args.validation_fraction,
         export_dir=args.export_dir,
         overwrite=args.overwrite,

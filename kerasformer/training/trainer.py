@@ -16,6 +16,11 @@ from kerasformer.errors import KerasformerError
 from kerasformer.export.saved_model import export_classifier
 from kerasformer.models import build_classifier
 from kerasformer.models.bert_classifier import encoder_layer
+from kerasformer.training.acceleration import (
+    dtype_policy,
+    make_strategy,
+    split_off_string_preprocessing,
+)
 from kerasformer.training.evaluation import classification_metrics
 from kerasformer.training.recipes import (
     RECIPES_BY_MODEL,
@@ -46,6 +51,9 @@ class TrainingConfig:
     frozen_epochs: int = 1
     seed: int = 0
     deterministic: bool = False
+    strategy: str = "default"
+    mixed_precision: bool = False
+    xla: bool = False
     validation_fraction: float = 0.1
     export_dir: str | None = None
     overwrite: bool = False
@@ -93,6 +101,7 @@ class TrainingResult:
     metrics: dict[str, dict]
     export_dir: Path | None
     interrupted: bool = False
+    fit_model: keras.Model | None = None  # what model.fit trained: model, or its XLA core
 
 
 def train(config: TrainingConfig, export: bool = True, verbose: int = 1) -> TrainingResult:
@@ -114,10 +123,13 @@ def train(config: TrainingConfig, export: bool = True, verbose: int = 1) -> Trai
     if verbose:
         sizes = ", ".join(f"{count} {split}" for split, count in data.sizes().items())
         print(f"{data.name}: {sizes} examples; classes: {', '.join(data.class_names)}")
-    model = build_classifier(
-        config.model, data.num_classes, data.splits["train"].texts, **config.model_options
-    )
-    history, interrupted = run_recipe(model, data, config, verbose)
+    strategy = make_strategy(config.strategy)
+    with dtype_policy(config.mixed_precision), strategy.scope():
+        model = build_classifier(
+            config.model, data.num_classes, data.splits["train"].texts, **config.model_options
+        )
+        plan = FitPlan.for_model(model, xla=config.xla)
+    history, interrupted = run_recipe(plan, data, config, verbose)
     metrics = {
         split: evaluate_split(model, data.splits[split], data.class_names, config.batch_size)
         for split in ("validation", "test")
@@ -134,19 +146,50 @@ def train(config: TrainingConfig, export: bool = True, verbose: int = 1) -> Trai
                 **metrics,
             },
         )
-    return TrainingResult(model, data, history, metrics, export_dir, interrupted)
+    return TrainingResult(model, data, history, metrics, export_dir, interrupted, plan.fit_model)
+
+
+@dataclass
+class FitPlan:
+    """What ``model.fit`` trains: the string-in model, or under XLA its numeric core.
+
+    The core shares every weight with the full model, which is what gets evaluated
+    and exported; its string preprocessing then runs in ``tf.data`` instead.
+    """
+
+    full_model: keras.Model
+    fit_model: keras.Model
+    preprocessing: keras.layers.Layer | None
+    jit_compile: bool
+
+    @classmethod
+    def for_model(cls, model: keras.Model, xla: bool) -> FitPlan:
+        if not xla:
+            return cls(model, model, None, False)
+        preprocessing, core = split_off_string_preprocessing(model)
+        return cls(model, core, preprocessing, True)
+
+    def batches(self, part: LabeledTexts, batch_size: int, shuffle_seed: int | None = None):
+        dataset = batched(part, batch_size, shuffle_seed)
+        if self.preprocessing is None:
+            return dataset
+        preprocessing = self.preprocessing
+        return dataset.map(
+            lambda text, label: (preprocessing(text), label), num_parallel_calls=tf.data.AUTOTUNE
+        ).prefetch(tf.data.AUTOTUNE)
 
 
 def run_recipe(
-    model: keras.Model, data: TextClassificationData, config: TrainingConfig, verbose: int
+    plan: FitPlan, data: TextClassificationData, config: TrainingConfig, verbose: int
 ) -> tuple[dict[str, list], bool]:
     """Fit the model phase by phase; Ctrl-C stops training but keeps what was learned.
 
     Returns the history of every epoch (with the phase it belongs to) and whether
     training was interrupted.
     """
-    train_batches = batched(data.splits["train"], config.batch_size, shuffle_seed=config.seed)
-    validation_batches = batched(data.splits["validation"], config.batch_size)
+    model = plan.fit_model
+    train_batches = plan.batches(data.splits["train"], config.batch_size, config.seed)
+    validation_batches = plan.batches(data.splits["validation"], config.batch_size)
     phases = recipe_phases(
         config.resolved_recipe(),
         epochs=config.epochs,
@@ -161,11 +204,12 @@ def run_recipe(
     done = 0
     for phase in phases:
         if phase.encoder_trainable is not None:
-            encoder_layer(model).trainable = phase.encoder_trainable
+            encoder_layer(plan.full_model).trainable = phase.encoder_trainable
         model.compile(
             optimizer=phase.make_optimizer(),
             loss="sparse_categorical_crossentropy",
             metrics=["accuracy"],
+            jit_compile=plan.jit_compile,
         )
         if verbose:
             print(f"Phase {phase.name!r}: {phase.epochs} epoch(s)")
