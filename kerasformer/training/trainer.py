@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -199,8 +200,7 @@ def run_recipe(
         warmup_fraction=config.warmup_fraction,
         frozen_epochs=config.frozen_epochs,
     )
-    total_epochs = sum(phase.epochs for phase in phases)
-    history: dict[str, list] = {"phase": []}
+    history: dict[str, list] = {"phase": [], "seconds": []}
     done = 0
     for phase in phases:
         if phase.encoder_trainable is not None:
@@ -214,7 +214,7 @@ def run_recipe(
         if verbose:
             print(f"Phase {phase.name!r}: {phase.epochs} epoch(s)")
             model.summary()
-        recorder = keras.callbacks.History()
+        recorder = EpochHistory()
         try:
             model.fit(
                 train_batches,
@@ -235,8 +235,19 @@ def run_recipe(
             ) from None
         add_epochs(history, recorder, phase.name)
         done += phase.epochs
-    assert done == total_epochs
     return history, False
+
+
+class EpochHistory(keras.callbacks.History):
+    """Keras's history plus each epoch's wall time (training and validation)."""
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._started = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        super().on_epoch_end(
+            epoch, {**(logs or {}), "seconds": time.perf_counter() - self._started}
+        )
 
 
 def add_epochs(history: dict[str, list], recorder, phase: str) -> dict[str, list]:

@@ -21,7 +21,8 @@ def test_export_has_model_history_and_metrics(trained_bbc):
     for name in ("saved_model.pb", "model.keras", "history.json", "metrics.json"):
         assert (export_dir / name).is_file(), name
     history = json.loads((export_dir / "history.json").read_text())
-    assert set(history) == {"loss", "accuracy", "val_loss", "val_accuracy", "phase"}
+    assert set(history) == {"loss", "accuracy", "val_loss", "val_accuracy", "phase", "seconds"}
+    assert all(seconds > 0 for seconds in history["seconds"])
     assert history["phase"] == ["from-scratch"] * 10
     metrics = json.loads((export_dir / "metrics.json").read_text())
     assert metrics["test"]["accuracy"] == trained_bbc.metrics["test"]["accuracy"]
