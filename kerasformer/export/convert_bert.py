@@ -222,11 +222,11 @@ def read_bert_config(path: Path) -> dict:
             f"{path}: hidden_act {config['hidden_act']!r} is not supported; "
             f"supported: {', '.join(ACTIVATIONS)}."
         )
-    for key, supported in (("position_embedding_type", "absolute"),):
-        if config.get(key, supported) != supported:
-            raise KerasformerError(
-                f"{path}: {key} {config[key]!r} is not supported ({supported!r} is)."
-            )
+    position_type = config.get("position_embedding_type", "absolute")
+    if position_type != "absolute":
+        raise KerasformerError(
+            f"{path}: position_embedding_type {position_type!r} is not supported ('absolute' is)."
+        )
     if not np.isclose(config.get("layer_norm_eps", LAYER_NORM_EPSILON), LAYER_NORM_EPSILON):
         raise KerasformerError(
             f"{path}: layer_norm_eps {config['layer_norm_eps']} is not supported; the Model "
