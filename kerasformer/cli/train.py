@@ -75,6 +75,12 @@ def add_parser(subparsers) -> None:
         "--xla", action="store_true",
         help="XLA-compile training; string preprocessing moves into the input pipeline",
     )  # fmt: skip
+    speed.add_argument(
+        "--input-pipeline", choices=("strings", "padded", "dynamic", "bucketed"),
+        help="what model.fit reads: raw strings, or token ids made once and padded to "
+        "maxlen, to each batch's longest text, or in batches of similar length "
+        "(default: bucketed for transformer, strings for bert)",
+    )  # fmt: skip
     group = parser.add_argument_group("transformer model")
     for flag, kind, text in TRANSFORMER_OPTIONS:
         group.add_argument(flag, type=kind, help=text)
@@ -115,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         strategy=args.strategy,
         mixed_precision=args.mixed_precision,
         xla=args.xla,
+        input_pipeline=args.input_pipeline,
         validation_fraction=args.validation_fraction,
         export_dir=args.export_dir,
         overwrite=args.overwrite,

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kerasformer.backend import keras, tf
+from kerasformer.models import string_classifier
 
 INPUT_NAME = "inputs"
 CLASS_NAMES_FILE = "class_names.txt"
@@ -27,12 +28,14 @@ class ClassifierServing(tf.Module):
     def __init__(self, model: keras.Model, class_names: Sequence[str], class_names_file: Path):
         super().__init__(name="classifier_serving")
         self.model = model
+        # Same weights as the model; skips the padding that a whole batch shares.
+        self._classify = string_classifier(model)
         self.class_names = tf.constant(list(class_names), dtype=tf.string)
         self.class_names_file = tf.saved_model.Asset(str(class_names_file))
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=INPUT_NAME)])
     def serve(self, inputs):
-        probabilities = self.model(inputs, training=False)
+        probabilities = self._classify(inputs, training=False)
         # A text with no words leaves the masked average with nothing to average, so its
         # probabilities are NaN; fail loudly instead of returning them.
         finite = tf.reduce_all(tf.math.is_finite(probabilities), axis=-1)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from kerasformer.backend import keras
+from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.models.bert_classifier import build_bert_classifier
 from kerasformer.models.transformer_classifier import (
     adapt_vectorizer,
     attention_weights,
     build_transformer_classifier,
+    padding_free_classifier,
     text_vectorizer,
+    token_id_classifier,
 )
 
 
@@ -43,6 +45,20 @@ def build_classifier(
         raise KerasformerError(f"cannot build model {name!r}: {error}") from error
 
 
+def has_text_vectorizer(model: keras.Model) -> bool:
+    return any(isinstance(layer, keras.layers.TextVectorization) for layer in model.layers)
+
+
+def string_classifier(model: keras.Model) -> Callable[[tf.Tensor], tf.Tensor]:
+    """The fastest way to run ``model`` on a batch of strings, with the same results.
+
+    Models with their own vectorizer skip shared padding; others are called as they are.
+    """
+    if has_text_vectorizer(model):
+        return padding_free_classifier(model)
+    return model
+
+
 __all__ = [
     "MODELS",
     "adapt_vectorizer",
@@ -50,5 +66,9 @@ __all__ = [
     "build_bert_classifier",
     "build_classifier",
     "build_transformer_classifier",
+    "has_text_vectorizer",
+    "padding_free_classifier",
+    "string_classifier",
     "text_vectorizer",
+    "token_id_classifier",
 ]

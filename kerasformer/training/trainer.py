@@ -6,6 +6,7 @@ import json
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -13,9 +14,21 @@ import numpy as np
 
 from kerasformer.backend import keras, tf
 from kerasformer.datasets import LabeledTexts, TextClassificationData, load_dataset
+from kerasformer.datasets.pipeline import (
+    INPUT_PIPELINES,
+    TOKEN_ID_PIPELINES,
+    text_batches,
+    token_id_batches,
+    token_id_examples,
+)
 from kerasformer.errors import KerasformerError
 from kerasformer.export.saved_model import export_classifier
-from kerasformer.models import build_classifier
+from kerasformer.models import (
+    build_classifier,
+    string_classifier,
+    text_vectorizer,
+    token_id_classifier,
+)
 from kerasformer.models.bert_classifier import encoder_layer
 from kerasformer.training.acceleration import (
     dtype_policy,
@@ -33,6 +46,10 @@ from kerasformer.training.reproducibility import make_reproducible
 
 HISTORY_FILE = "history.json"
 METRICS_FILE = "metrics.json"
+# A model with its own vectorizer trains on token ids made once; a BERT preprocess
+# model is a SavedModel layer and keeps running on strings.
+PIPELINES_BY_MODEL = {"transformer": INPUT_PIPELINES, "bert": ("strings",)}
+DEFAULT_PIPELINE = {"transformer": "bucketed", "bert": "strings"}
 
 
 @dataclass
@@ -55,6 +72,7 @@ class TrainingConfig:
     strategy: str = "default"
     mixed_precision: bool = False
     xla: bool = False
+    input_pipeline: str | None = None  # None: the model's default (see PIPELINES_BY_MODEL)
     validation_fraction: float = 0.1
     export_dir: str | None = None
     overwrite: bool = False
@@ -62,6 +80,9 @@ class TrainingConfig:
 
     def resolved_recipe(self) -> str:
         return self.recipe or default_recipe(self.model)
+
+    def resolved_input_pipeline(self) -> str:
+        return self.input_pipeline or DEFAULT_PIPELINE.get(self.model, "strings")
 
     def resolved_export_dir(self) -> Path:
         if self.export_dir is not None:
@@ -77,6 +98,17 @@ class TrainingConfig:
                 f"unknown model {self.model!r}; choose one of: {', '.join(RECIPES_BY_MODEL)}."
             )
         require_recipe_fits_model(self.resolved_recipe(), self.model)
+        pipeline = self.resolved_input_pipeline()
+        if pipeline not in PIPELINES_BY_MODEL[self.model]:
+            raise KerasformerError(
+                f"input pipeline {pipeline!r} does not fit model {self.model!r}; choose one "
+                f"of: {', '.join(PIPELINES_BY_MODEL[self.model])}."
+            )
+        if self.xla and pipeline == "dynamic":
+            raise KerasformerError(
+                "--xla would compile again for every batch length of the 'dynamic' input "
+                "pipeline; use 'bucketed' or 'padded' with --xla."
+            )
         for name in ("epochs", "batch_size", "frozen_epochs"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -102,11 +134,20 @@ class TrainingResult:
     metrics: dict[str, dict]
     export_dir: Path | None
     interrupted: bool = False
-    fit_model: keras.Model | None = None  # what model.fit trained: model, or its XLA core
+    fit_model: keras.Model | None = None  # what model.fit trained: model, or a part of it
+    train_seconds: float = 0.0  # wall time from building the input pipeline to the last epoch
 
 
-def train(config: TrainingConfig, export: bool = True, verbose: int = 1) -> TrainingResult:
+def train(
+    config: TrainingConfig,
+    export: bool = True,
+    verbose: int = 1,
+    data: TextClassificationData | None = None,
+) -> TrainingResult:
     """Run one training job as configured and return the trained model and its metrics.
+
+    ``data`` trains on your own splits instead of loading ``config.dataset``, which
+    then only names the export directory.
 
     Example:
 
@@ -120,7 +161,10 @@ def train(config: TrainingConfig, export: bool = True, verbose: int = 1) -> Trai
         require_writable_export_dir(export_dir, config.overwrite)
 
     make_reproducible(config.seed, deterministic_ops=config.deterministic)
-    data = load_dataset(config.dataset, config.data_dir, config.validation_fraction, split_seed=0)
+    if data is None:
+        data = load_dataset(
+            config.dataset, config.data_dir, config.validation_fraction, split_seed=0
+        )
     if verbose:
         sizes = ", ".join(f"{count} {split}" for split, count in data.sizes().items())
         print(f"{data.name}: {sizes} examples; classes: {', '.join(data.class_names)}")
@@ -129,8 +173,10 @@ def train(config: TrainingConfig, export: bool = True, verbose: int = 1) -> Trai
         model = build_classifier(
             config.model, data.num_classes, data.splits["train"].texts, **config.model_options
         )
-        plan = FitPlan.for_model(model, xla=config.xla)
+        plan = FitPlan.for_model(model, config.resolved_input_pipeline(), xla=config.xla)
+    started = time.perf_counter()
     history, interrupted = run_recipe(plan, data, config, verbose)
+    train_seconds = time.perf_counter() - started
     metrics = {
         split: evaluate_split(model, data.splits[split], data.class_names, config.batch_size)
         for split in ("validation", "test")
@@ -147,37 +193,59 @@ def train(config: TrainingConfig, export: bool = True, verbose: int = 1) -> Trai
                 **metrics,
             },
         )
-    return TrainingResult(model, data, history, metrics, export_dir, interrupted, plan.fit_model)
+    return TrainingResult(
+        model, data, history, metrics, export_dir, interrupted, plan.fit_model, train_seconds
+    )
 
 
 @dataclass
 class FitPlan:
-    """What ``model.fit`` trains: the string-in model, or under XLA its numeric core.
+    """What ``model.fit`` trains, and on which batches.
 
-    The core shares every weight with the full model, which is what gets evaluated
-    and exported; its string preprocessing then runs in ``tf.data`` instead.
+    Either the string-in model itself, or a model on token ids (or, under XLA, on the
+    preprocessed tensors) that shares every weight with it. The string-in model is
+    what gets evaluated and exported either way.
     """
 
     full_model: keras.Model
     fit_model: keras.Model
-    preprocessing: keras.layers.Layer | None
     jit_compile: bool
+    make_batches: Callable[[LabeledTexts, int, int | None], tf.data.Dataset]
 
     @classmethod
-    def for_model(cls, model: keras.Model, xla: bool) -> FitPlan:
+    def for_model(cls, model: keras.Model, pipeline: str, xla: bool) -> FitPlan:
+        if pipeline in TOKEN_ID_PIPELINES:
+            return cls.on_token_ids(model, pipeline, xla)
         if not xla:
-            return cls(model, model, None, False)
+            return cls(model, model, False, text_batches)
         preprocessing, core = split_off_string_preprocessing(model)
-        return cls(model, core, preprocessing, True)
 
-    def batches(self, part: LabeledTexts, batch_size: int, shuffle_seed: int | None = None):
-        dataset = batched(part, batch_size, shuffle_seed)
-        if self.preprocessing is None:
-            return dataset
-        preprocessing = self.preprocessing
-        return dataset.map(
-            lambda text, label: (preprocessing(text), label), num_parallel_calls=tf.data.AUTOTUNE
-        ).prefetch(tf.data.AUTOTUNE)
+        def preprocessed_batches(part, batch_size, shuffle_seed):
+            return (
+                text_batches(part, batch_size, shuffle_seed)
+                .map(lambda texts, labels: (preprocessing(texts), labels), tf.data.AUTOTUNE)
+                .prefetch(tf.data.AUTOTUNE)
+            )
+
+        return cls(model, core, True, preprocessed_batches)
+
+    @classmethod
+    def on_token_ids(cls, model: keras.Model, pipeline: str, xla: bool) -> FitPlan:
+        vectorizer = text_vectorizer(model)
+        maxlen = vectorizer.get_config()["output_sequence_length"]
+
+        def id_batches(part, batch_size, shuffle_seed):
+            examples = token_id_examples(part, vectorizer)
+            return token_id_batches(
+                examples, batch_size, pipeline, maxlen, shuffle_seed, fixed_shapes=xla
+            )
+
+        return cls(model, token_id_classifier(model), xla, id_batches)
+
+    def batches(
+        self, part: LabeledTexts, batch_size: int, shuffle_seed: int | None = None
+    ) -> tf.data.Dataset:
+        return self.make_batches(part, batch_size, shuffle_seed)
 
 
 def run_recipe(
@@ -213,7 +281,7 @@ def run_recipe(
         )
         if verbose:
             print(f"Phase {phase.name!r}: {phase.epochs} epoch(s)")
-            model.summary()
+            plan.full_model.summary()
         recorder = EpochHistory()
         try:
             model.fit(
@@ -259,21 +327,20 @@ def add_epochs(history: dict[str, list], recorder, phase: str) -> dict[str, list
     return history
 
 
-def batched(
-    part: LabeledTexts, batch_size: int, shuffle_seed: int | None = None
-) -> tf.data.Dataset:
-    dataset = part.to_dataset()
-    if shuffle_seed is not None:
-        dataset = dataset.shuffle(len(part), seed=shuffle_seed, reshuffle_each_iteration=True)
-    return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
-
-
 def evaluate_split(
     model: keras.Model, part: LabeledTexts, class_names: tuple[str, ...], batch_size: int
 ) -> dict:
-    texts = tf.data.Dataset.from_tensor_slices(tf.constant(part.texts, dtype=tf.string))
-    probabilities = model.predict(texts.batch(batch_size), verbose=0)
-    return classification_metrics(part.labels, probabilities, class_names)
+    return classification_metrics(
+        part.labels, predict_probabilities(model, part.texts, batch_size), class_names
+    )
+
+
+def predict_probabilities(model: keras.Model, texts, batch_size: int) -> np.ndarray:
+    """The model's probabilities for many texts, batch by batch, skipping shared padding."""
+    classify = tf.function(string_classifier(model), reduce_retracing=True)
+    batches = tf.data.Dataset.from_tensor_slices(tf.constant(texts, dtype=tf.string))
+    rows = [classify(batch).numpy() for batch in batches.batch(batch_size)]
+    return np.concatenate(rows) if rows else np.zeros((0, model.output_shape[-1]), np.float32)
 
 
 def require_writable_export_dir(export_dir: Path, overwrite: bool) -> None:

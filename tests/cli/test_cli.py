@@ -37,6 +37,7 @@ def test_cli_names_match_the_registries():
         (["evaluate", "some/model"], "the following arguments are required: --dataset"),
         (["predict", "some/model"], "the following arguments are required: TEXT"),
         (["fly"], "invalid choice: 'fly'"),
+        (["train", "--input-pipeline", "fast"], "argument --input-pipeline: invalid choice"),
     ],
 )
 def test_bad_arguments_are_one_line(capsys, argv, message):
@@ -186,3 +187,9 @@ def test_convert_bert_then_train_bert_from_local_handles(
 def test_options_of_the_other_model_are_refused(capsys):
     code, _, err = run_cli(capsys, "train", "--model", "bert", "--maxlen", "64")
     assert code == 2 and "--maxlen do(es) not apply to --model bert" in err
+
+
+def test_an_input_pipeline_the_model_cannot_use_is_refused(capsys):
+    code, _, err = run_cli(capsys, "train", "--model", "bert", "--input-pipeline", "bucketed")
+    assert code == 2 and err.count("\n") == 1
+    assert "input pipeline 'bucketed' does not fit model 'bert'; choose one of: strings" in err

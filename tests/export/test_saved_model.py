@@ -86,6 +86,8 @@ def test_text_without_words_is_an_error_naming_it_not_nan(trained_bbc):
     texts = ["fine words"] * 20 + ["?!", "more words", ""]
     with pytest.raises(KerasformerError, match=r"no words .*input index: 20, 22$"):
         classifier.predict_proba(texts, batch_size=8)
+    with pytest.raises(KerasformerError, match=r"no words .*input index: 0, 1$"):
+        classifier.predict_proba(["", "..."])  # a batch with no words at all
 
 
 @pytest.fixture

@@ -9,7 +9,11 @@ from kerasformer.models import (
     attention_weights,
     build_classifier,
     build_transformer_classifier,
+    padding_free_classifier,
+    string_classifier,
+    token_id_classifier,
 )
+from kerasformer.models.transformer_classifier import drop_padding_columns
 from tests.conftest import run_python
 
 TEXTS = [
@@ -70,6 +74,35 @@ def test_padding_with_extra_zeros_changes_no_prediction(model):
     for extra in (1, 8):
         padded = np.pad(ids, ((0, 0), (0, extra)))
         np.testing.assert_allclose(id_model(padded, training=False).numpy(), reference, atol=1e-6)
+
+
+def test_token_id_model_shares_the_layers_and_takes_any_length(model):
+    on_ids = token_id_classifier(model)
+    assert on_ids.inputs[0].shape.as_list() == [None, None]
+    assert [id(w) for w in on_ids.weights] == [
+        id(w) for w in model.weights[len(model.layers[0].weights) :]
+    ]
+    ids = model.layers[0](tf.constant(TEXTS)).numpy()
+    np.testing.assert_allclose(
+        on_ids(ids[:, :9], training=False).numpy(), model(tf.constant(TEXTS)).numpy(), atol=1e-6
+    )
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [[[3, 4, 0, 0], [5, 0, 0, 0]], [[0, 0, 0], [0, 0, 0]], [[7, 1, 2], [2, 0, 0]], [[4, 0]]],
+)
+def test_drop_padding_columns_cuts_after_the_longest_row(rows):
+    ids = np.array(rows, dtype=np.int64)
+    longest = max(1, max(int(np.flatnonzero(r).max()) + 1 if r.any() else 0 for r in ids))
+    np.testing.assert_array_equal(drop_padding_columns(tf.constant(ids)).numpy(), ids[:, :longest])
+
+
+def test_padding_free_classifier_matches_the_model(model):
+    texts = tf.constant([*TEXTS, "goal", "stocks " * 30])  # short, and past maxlen
+    expected = model(texts, training=False).numpy()
+    for classify in (padding_free_classifier(model), tf.function(string_classifier(model))):
+        np.testing.assert_allclose(classify(texts).numpy(), expected, atol=1e-6)
 
 
 def test_attention_weights_for_a_text(model):

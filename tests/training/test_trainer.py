@@ -98,6 +98,9 @@ def test_overwrite_replaces_an_existing_export(tiny_ag_news_dir, tmp_path):
         (dict(batch_size=2.5), "batch_size"),
         (dict(learning_rate=-1.0), "learning_rate must be positive"),
         (dict(validation_fraction=1.0), "validation_fraction"),
+        (dict(input_pipeline="tokens"), "input pipeline 'tokens' does not fit"),
+        (dict(model="bert", input_pipeline="bucketed"), "choose one of: strings"),
+        (dict(xla=True, input_pipeline="dynamic"), "use 'bucketed' or 'padded' with --xla"),
     ],
 )
 def test_bad_settings_are_clear_errors(overrides, message, tiny_ag_news_dir):
@@ -111,3 +114,53 @@ def test_validation_split_is_used_for_validation_not_test(tiny_ag_news_dir):
     assert sizes["test"] == 80 and sizes["validation"] == 24 and sizes["train"] == 216
     val_acc = result.history["val_accuracy"][-1]
     assert np.isclose(val_acc, result.metrics["validation"]["accuracy"], atol=1e-6)
+
+
+def test_token_id_pipelines_train_exactly_like_strings(tiny_ag_news_dir):
+    """Same examples, same order, padding masked: only the work on padding differs."""
+    runs = {
+        pipeline: train(
+            small_config(
+                tiny_ag_news_dir,
+                input_pipeline=pipeline,
+                model_options=dict(vocab_size=500, maxlen=32, dropout=0.0),
+            ),
+            export=False,
+            verbose=0,
+        )
+        for pipeline in ("strings", "padded", "dynamic", "bucketed")
+    }
+    strings = runs.pop("strings")
+    for pipeline, run in runs.items():
+        np.testing.assert_allclose(
+            run.history["loss"], strings.history["loss"], rtol=1e-5, err_msg=pipeline
+        )
+        assert run.metrics["test"] == strings.metrics["test"], pipeline
+        assert run.fit_model.inputs[0].shape.as_list() == [None, None]
+    assert strings.fit_model is strings.model
+
+
+def test_the_default_transformer_pipeline_is_bucketed_token_ids():
+    assert TrainingConfig().resolved_input_pipeline() == "bucketed"
+    assert TrainingConfig(model="bert").resolved_input_pipeline() == "strings"
+
+
+def test_training_on_your_own_splits(tiny_ag_news_dir):
+    from kerasformer.datasets import LabeledTexts, TextClassificationData
+
+    def part(texts, labels):
+        return LabeledTexts(np.array(texts, dtype=object), np.array(labels))
+
+    data = TextClassificationData(
+        "mine",
+        ("cats", "dogs"),
+        {
+            "train": part(["cat purrs", "dog barks"] * 20, [0, 1] * 20),
+            "validation": part(["cat sleeps", "dog runs"], [0, 1]),
+            "test": part(["purrs", "barks", "cat", "dog"], [0, 1, 0, 1]),
+        },
+    )
+    config = small_config(tiny_ag_news_dir, epochs=30, batch_size=8, learning_rate=1e-2)
+    result = train(config, export=False, verbose=0, data=data)
+    assert result.data is data and result.metrics["test"]["accuracy"] == 1.0
+    assert result.train_seconds >= sum(result.history["seconds"]) > 0

@@ -1,0 +1,120 @@
+"""``tf.data`` input pipelines for ``model.fit``: raw strings, or token ids made once.
+
+A model that starts with a ``TextVectorization`` can train on token ids instead of
+strings. The ids are computed once, kept unpadded in memory, and padded per batch:
+
+- ``strings``: ``(text, label)`` batches; the model vectorizes every text every epoch.
+- ``padded``: cached ids padded to ``maxlen``, as the vectorizer would give them.
+- ``dynamic``: cached ids padded to the longest text of each batch.
+- ``bucketed``: like ``dynamic``, but each batch is drawn from texts of similar length,
+  so short texts are not padded to the length of a long one.
+
+With padding masked, every pipeline trains the same model on the same examples; only
+the work spent on padding, and for ``bucketed`` the mix of texts in a batch, differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from kerasformer.backend import tf
+from kerasformer.datasets.text_classification_data import LabeledTexts
+
+INPUT_PIPELINES = ("strings", "padded", "dynamic", "bucketed")
+TOKEN_ID_PIPELINES = INPUT_PIPELINES[1:]
+_VECTORIZE_BATCH = 1024
+
+
+def text_batches(
+    part: LabeledTexts, batch_size: int, shuffle_seed: int | None = None
+) -> tf.data.Dataset:
+    """``(texts, labels)`` batches, reshuffled every epoch when ``shuffle_seed`` is given."""
+    dataset = part.to_dataset()
+    if shuffle_seed is not None:
+        dataset = dataset.shuffle(len(part), seed=shuffle_seed, reshuffle_each_iteration=True)
+    return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+
+def token_id_examples(
+    part: LabeledTexts, vectorize: Callable[[tf.Tensor], tf.Tensor]
+) -> tf.data.Dataset:
+    """``(ids, label)`` pairs, each text's ids without padding, computed once and cached."""
+
+    def padded_ids_and_lengths(texts, labels):
+        ids = vectorize(texts)
+        return ids, tf.reduce_sum(tf.cast(tf.not_equal(ids, 0), tf.int32), axis=-1), labels
+
+    return (
+        part.to_dataset()
+        .batch(_VECTORIZE_BATCH)
+        .map(padded_ids_and_lengths)
+        .unbatch()
+        .map(lambda ids, length, label: (ids[:length], label))
+        .cache()
+        .apply(tf.data.experimental.assert_cardinality(len(part)))
+    )
+
+
+def token_id_batches(
+    examples: tf.data.Dataset,
+    batch_size: int,
+    pipeline: str,
+    maxlen: int,
+    shuffle_seed: int | None = None,
+    fixed_shapes: bool = False,
+) -> tf.data.Dataset:
+    """Padded ``(ids, labels)`` batches from `token_id_examples`, as ``pipeline`` says.
+
+    ``fixed_shapes`` pads ``bucketed`` batches to their bucket's upper bound instead of
+    their longest text, so a compiler (XLA) sees a handful of shapes, not one per batch.
+    """
+    if pipeline not in TOKEN_ID_PIPELINES:
+        raise ValueError(f"pipeline must be one of {TOKEN_ID_PIPELINES}, got {pipeline!r}.")
+    unshuffled = examples
+    if shuffle_seed is not None:
+        size = int(examples.cardinality())
+        examples = examples.shuffle(size, seed=shuffle_seed, reshuffle_each_iteration=True)
+    if pipeline == "padded":
+        batches = examples.padded_batch(batch_size, padded_shapes=([maxlen], []))
+    elif pipeline == "dynamic":
+        batches = examples.padded_batch(batch_size)
+    else:
+        boundaries = length_bucket_boundaries(maxlen)
+        batches = examples.bucket_by_sequence_length(
+            element_length_func=lambda ids, label: tf.shape(ids)[0],
+            bucket_boundaries=boundaries,
+            bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
+            pad_to_bucket_boundary=fixed_shapes,
+        )
+        # The batch count does not depend on the order, so it is known before an epoch.
+        # Keras then shows progress out of a total and treats every epoch alike.
+        count = bucketed_batch_count(text_lengths(unshuffled), boundaries, batch_size)
+        batches = batches.apply(tf.data.experimental.assert_cardinality(count))
+    return batches.prefetch(tf.data.AUTOTUNE)
+
+
+def text_lengths(examples: tf.data.Dataset) -> np.ndarray:
+    """The number of token ids of every example (one pass, which also fills a cache)."""
+    lengths = examples.map(lambda ids, label: tf.shape(ids)[0]).batch(_VECTORIZE_BATCH)
+    return np.concatenate([np.zeros(0, np.int32), *(batch.numpy() for batch in lengths)])
+
+
+def bucketed_batch_count(lengths: np.ndarray, boundaries: list[int], batch_size: int) -> int:
+    """How many batches bucketing makes: each bucket ends with one partial batch, if any."""
+    buckets = np.searchsorted(boundaries, lengths, side="right")
+    sizes = np.bincount(buckets, minlength=len(boundaries) + 1)
+    return int(np.sum(-(-sizes // batch_size)))
+
+
+def length_bucket_boundaries(maxlen: int) -> list[int]:
+    """Bucket limits for texts of 1 to ``maxlen`` tokens, each about 1.5x the last.
+
+    A text of ``n`` tokens goes to the first bucket whose limit exceeds ``n``.
+    """
+    boundaries, limit = [], 8
+    while limit <= maxlen:
+        boundaries.append(limit)
+        limit = max(limit + 8, int(limit * 1.5) // 8 * 8)
+    return [*boundaries, maxlen + 1]
