@@ -19,6 +19,8 @@ import statistics
 import time
 from pathlib import Path
 
+from tables import markdown_table
+
 HERE = Path(__file__).resolve().parent
 RECIPES = ("frozen", "unfrozen", "frozen-then-unfrozen")
 
@@ -80,25 +82,25 @@ def run_one(args, hub_bert, recipe: str, seed: int) -> dict:
 
 
 def summary_table(runs: list[dict]) -> str:
-    lines = [
-        "| recipe | seeds | validation acc. | test acc. (mean ± sd) | train ex/s "
-        "| wall time per run |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
+    headers = (
+        "recipe", "seeds", "validation acc.", "test acc. (mean ± sd)", "train ex/s",
+        "wall time per run",
+    )  # fmt: skip
+    rows = []
     for recipe in RECIPES:
         mine = [r for r in runs if r["recipe"] == recipe]
         if not mine:
             continue
         test = [r["test_accuracy"] for r in mine]
         spread = f" ± {statistics.stdev(test):.4f}" if len(test) > 1 else ""
-        lines.append(
-            f"| {recipe} | {', '.join(str(r['seed']) for r in mine)} "
-            f"| {statistics.mean(r['validation_accuracy'] for r in mine):.4f} "
-            f"| {statistics.mean(test):.4f}{spread} "
-            f"| {statistics.mean(r['train_examples_per_second'] for r in mine):.1f} "
-            f"| {statistics.mean(r['wall_seconds'] for r in mine) / 60:.1f} min |"
-        )
-    return "\n".join(lines)
+        rows.append([
+            recipe, ", ".join(str(r["seed"]) for r in mine),
+            f"{statistics.mean(r['validation_accuracy'] for r in mine):.4f}",
+            f"{statistics.mean(test):.4f}{spread}",
+            f"{statistics.mean(r['train_examples_per_second'] for r in mine):.1f}",
+            f"{statistics.mean(r['wall_seconds'] for r in mine) / 60:.1f} min",
+        ])  # fmt: skip
+    return markdown_table(headers, rows)
 
 
 def main() -> None:

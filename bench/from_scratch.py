@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tables import markdown_table
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA_DIR = HERE.parent.parent / "shared" / "data" / "ag_news_csv"
 DATASETS = ("ag_news", "bbc_news")
@@ -241,46 +243,46 @@ def accuracy_cell(runs: list[dict]) -> str:
 
 
 def compare_table(runs: list[dict]) -> str:
-    lines = [
-        "| dataset | system | seeds | test accuracy | train ex/s | inference ex/s (batch 256) "
-        "| latency, 1 text (ms) | peak memory (MB) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
+    headers = (
+        "dataset", "system", "seeds", "test accuracy", "train ex/s",
+        "inference ex/s (batch 256)", "latency, 1 text (ms)", "peak memory (MB)",
+    )  # fmt: skip
+    rows = []
     for dataset in DATASETS:
-        rows = {}
+        groups = {}
         for system in ("baseline", "kerasformer"):
             mine = [r for r in runs if (r["dataset"], r["system"]) == (dataset, system)]
             if not mine:
                 continue
-            rows[system] = mine
-            lines.append(
-                f"| {dataset} | {system} | {len(mine)} | {accuracy_cell(mine)} "
-                f"| {mean(r['train_examples_per_second'] for r in mine):.0f} "
-                f"| {mean(r['inference_examples_per_second'] for r in mine):.0f} "
-                f"| {mean(r['latency_ms_median'] for r in mine):.2f} "
-                f"| {mean(r['peak_memory_mb'] for r in mine):.0f} |"
-            )
-        if len(rows) == 2:
-            base, mine = rows["baseline"], rows["kerasformer"]
+            groups[system] = mine
+            rows.append([
+                dataset, system, len(mine), accuracy_cell(mine),
+                f"{mean(r['train_examples_per_second'] for r in mine):.0f}",
+                f"{mean(r['inference_examples_per_second'] for r in mine):.0f}",
+                f"{mean(r['latency_ms_median'] for r in mine):.2f}",
+                f"{mean(r['peak_memory_mb'] for r in mine):.0f}",
+            ])  # fmt: skip
+        if len(groups) == 2:
+            base, mine = groups["baseline"], groups["kerasformer"]
 
             def ratio(key, runs_a=mine, runs_b=base):
                 return mean(r[key] for r in runs_a) / mean(r[key] for r in runs_b)
 
-            lines.append(
-                f"| {dataset} | **kerasformer / baseline** | | "
-                f"{ratio('test_accuracy'):.3f}x | **{ratio('train_examples_per_second'):.2f}x** "
-                f"| **{ratio('inference_examples_per_second'):.2f}x** "
-                f"| {ratio('latency_ms_median'):.2f}x | {ratio('peak_memory_mb'):.2f}x |"
-            )
-    return "\n".join(lines)
+            rows.append([
+                dataset, "**kerasformer / baseline**", "", f"{ratio('test_accuracy'):.3f}x",
+                f"**{ratio('train_examples_per_second'):.2f}x**",
+                f"**{ratio('inference_examples_per_second'):.2f}x**",
+                f"{ratio('latency_ms_median'):.2f}x", f"{ratio('peak_memory_mb'):.2f}x",
+            ])  # fmt: skip
+    return markdown_table(headers, rows)
 
 
 def ablation_table(runs: list[dict]) -> str:
-    lines = [
-        "| dataset | training | seeds | train ex/s | vs seed 001 | test accuracy "
-        "| inference ex/s |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-    ]
+    headers = (
+        "dataset", "training", "seeds", "train ex/s", "vs seed 001", "test accuracy",
+        "inference ex/s",
+    )  # fmt: skip
+    rows = []
     for dataset in DATASETS:
         mine = [r for r in runs if r["dataset"] == dataset]
         base = [r for r in mine if r["label"] == "seed 001"]
@@ -290,34 +292,34 @@ def ablation_table(runs: list[dict]) -> str:
                 continue
             speed = mean(r["train_examples_per_second"] for r in group)
             versus = speed / mean(r["train_examples_per_second"] for r in base) if base else 0
-            lines.append(
-                f"| {dataset} | {label} | {len(group)} | {speed:.0f} | {versus:.2f}x "
-                f"| {accuracy_cell(group)} "
-                f"| {mean(r['inference_examples_per_second'] for r in group):.0f} |"
-            )
-    return "\n".join(lines)
+            rows.append([
+                dataset, label, len(group), f"{speed:.0f}", f"{versus:.2f}x",
+                accuracy_cell(group),
+                f"{mean(r['inference_examples_per_second'] for r in group):.0f}",
+            ])  # fmt: skip
+    return markdown_table(headers, rows)
 
 
 def scaling_table(runs: list[dict]) -> str:
-    labels = list(dict.fromkeys(r["label"] for r in runs))
-    lines = [
-        "| setting | train examples | seed 001: s/epoch | kerasformer: s/epoch | speed-up |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    for label in labels:
-        cells = {}
-        for run in runs:
-            if run["label"] == label:
-                cells[run["system"]] = run
+    headers = (
+        "setting",
+        "train examples",
+        "seed 001: s/epoch",
+        "kerasformer: s/epoch",
+        "speed-up",
+    )
+    rows = []
+    for label in dict.fromkeys(r["label"] for r in runs):
+        cells = {run["system"]: run for run in runs if run["label"] == label}
         if len(cells) < 2:
             continue
         per_epoch = {s: r["train_seconds"] / r["epochs_run"] for s, r in cells.items()}
-        lines.append(
-            f"| {label} | {cells['kerasformer']['train_examples']} "
-            f"| {per_epoch['baseline']:.1f} | {per_epoch['kerasformer']:.1f} "
-            f"| {per_epoch['baseline'] / per_epoch['kerasformer']:.2f}x |"
-        )
-    return "\n".join(lines)
+        rows.append([
+            label, cells["kerasformer"]["train_examples"], f"{per_epoch['baseline']:.1f}",
+            f"{per_epoch['kerasformer']:.1f}",
+            f"{per_epoch['baseline'] / per_epoch['kerasformer']:.2f}x",
+        ])  # fmt: skip
+    return markdown_table(headers, rows)
 
 
 TABLES = {"compare": compare_table, "ablation": ablation_table, "scaling": scaling_table}

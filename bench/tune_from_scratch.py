@@ -14,6 +14,8 @@ import json
 import statistics
 from pathlib import Path
 
+from tables import markdown_table
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA_DIR = HERE.parent.parent / "shared" / "data" / "ag_news_csv"
 
@@ -60,23 +62,19 @@ def validation_curve(dataset: str, data_dir: str, seed: int, overrides: dict, op
 
 
 def table(runs: list[dict]) -> str:
-    lines = [
-        "| dataset | candidate | seeds | final validation acc. | best epoch (mean curve) |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    keys = dict.fromkeys((r["dataset"], r["candidate"]) for r in runs)
-    for dataset, candidate in keys:
+    headers = ("dataset", "candidate", "seeds", "final validation acc.", "best epoch (mean curve)")
+    rows = []
+    for dataset, candidate in dict.fromkeys((r["dataset"], r["candidate"]) for r in runs):
         mine = [r for r in runs if (r["dataset"], r["candidate"]) == (dataset, candidate)]
         finals = [r["val_accuracy"][-1] for r in mine]
-        curve = [
-            statistics.mean(epoch) for epoch in zip(*(r["val_accuracy"] for r in mine), strict=True)
-        ]
+        curves = zip(*(r["val_accuracy"] for r in mine), strict=True)
+        curve = [statistics.mean(epoch) for epoch in curves]
         best = max(range(len(curve)), key=curve.__getitem__)
-        lines.append(
-            f"| {dataset} | {candidate} | {len(mine)} | {statistics.mean(finals):.4f} "
-            f"| {best + 1}: {curve[best]:.4f} |"
-        )
-    return "\n".join(lines)
+        rows.append([
+            dataset, candidate, len(mine), f"{statistics.mean(finals):.4f}",
+            f"{best + 1}: {curve[best]:.4f}",
+        ])  # fmt: skip
+    return markdown_table(headers, rows)
 
 
 def main() -> None:
