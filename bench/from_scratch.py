@@ -58,7 +58,7 @@ def run_one(spec: dict) -> dict:
     data = load_dataset(spec["dataset"], spec["data_dir"], validation_fraction=0.1, split_seed=0)
     train_part = data.splits["train"]
     if spec.get("train_fraction", 1.0) < 1.0:
-        train_part = train_part.head(round(len(train_part) * spec["train_fraction"]))
+        train_part = train_part.sample(round(len(train_part) * spec["train_fraction"]))
     splits = {**data.splits, "train": train_part}
     keras.utils.set_random_seed(spec["seed"])
     if spec["system"] == "baseline":

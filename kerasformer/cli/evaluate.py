@@ -25,12 +25,19 @@ def add_parser(subparsers) -> None:
         help="which split to evaluate on (default test)",
     )
     parser.add_argument("--output", help="also write the metrics to this JSON file")
+    parser.add_argument(
+        "--confusion-matrix",
+        metavar="PNG",
+        help="where to draw the confusion matrix "
+        "(default: MODEL/confusion_matrix-DATASET-SPLIT.png)",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from kerasformer.datasets import load_dataset
     from kerasformer.export import ExportedClassifier
+    from kerasformer.plots import plot_confusion_matrix, save_figure
     from kerasformer.training import classification_metrics
 
     classifier = ExportedClassifier(args.model)
@@ -42,6 +49,13 @@ def run(args: argparse.Namespace) -> int:
     print(format_report(metrics, f"{args.dataset} {args.split} ({len(part)} examples)"))
     if args.output:
         Path(args.output).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+    picture = args.confusion_matrix or (
+        Path(args.model) / f"confusion_matrix-{args.dataset}-{args.split}.png"
+    )
+    figure = plot_confusion_matrix(
+        metrics["confusion_matrix"], data.class_names, title=f"{args.dataset} {args.split}"
+    )
+    print(f"\nConfusion matrix drawn in {save_figure(figure, picture)}")
     return 0
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kerasformer.cli import convert_bert, evaluate, predict, train
+from kerasformer.cli import attention, convert_bert, evaluate, predict, train
 
-COMMANDS = (train, evaluate, predict, convert_bert)
+COMMANDS = (train, evaluate, predict, attention, convert_bert)
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

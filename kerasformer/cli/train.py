@@ -136,9 +136,10 @@ def run(args: argparse.Namespace) -> int:
     ]
     print()
     print(tabulate(rows, headers=("split", "examples", "accuracy")))
-    print(
-        f"\nExported to {result.export_dir} (SavedModel, model.keras, history.json, metrics.json)."
-    )
+    written = ["SavedModel", "model.keras", "history.json", "metrics.json"]
+    if (result.export_dir / "history.png").exists():
+        written.insert(3, "history.png")
+    print(f"\nExported to {result.export_dir} ({', '.join(written)}).")
     return 0
 
 

@@ -34,7 +34,18 @@ class LabeledTexts:
         )
 
     def head(self, n: int) -> LabeledTexts:
+        """The first ``n`` examples, in the split's order (which may be grouped by class)."""
         return LabeledTexts(self.texts[:n], self.labels[:n])
+
+    def sample(self, n: int, seed: int = 0) -> LabeledTexts:
+        """``n`` examples drawn at random without replacement, e.g. a small slice for a quick run.
+
+        All of them, shuffled, when ``n`` is at least the number of examples.
+        """
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+            raise KerasformerError(f"a sample needs a whole number >= 1 of examples, got {n!r}.")
+        chosen = np.random.default_rng(seed).permutation(len(self))[:n]
+        return LabeledTexts(self.texts[chosen], self.labels[chosen])
 
 
 @dataclass(frozen=True)

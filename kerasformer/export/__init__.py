@@ -1,7 +1,7 @@
 """SavedModel export (raw strings in, class probabilities out) and BERT conversion to TF-Hub."""
 
 from kerasformer.export.convert_bert import HubBert, convert_bert
-from kerasformer.export.exported_classifier import ExportedClassifier
+from kerasformer.export.exported_classifier import ExportedClassifier, load_keras_model
 from kerasformer.export.saved_model import export_classifier
 
-__all__ = ["ExportedClassifier", "HubBert", "convert_bert", "export_classifier"]
+__all__ = ["ExportedClassifier", "HubBert", "convert_bert", "export_classifier", "load_keras_model"]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kerasformer.backend import tf
+from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.export.saved_model import CLASS_NAMES_FILE, INPUT_NAME
+from kerasformer.export.saved_model import CLASS_NAMES_FILE, INPUT_NAME, KERAS_FILE
 
 # tf.debugging.Assert reports "assertion failed: [message] [data]".
 ASSERTION = re.compile(r"assertion failed: \[([^\]]*)\] \[([^\]]*)\]")
@@ -61,3 +61,31 @@ def describe_serving_error(error: tf.errors.InvalidArgumentError, offset: int) -
     reason, indices = match.groups()
     positions = ", ".join(str(int(i) + offset) for i in indices.split())
     return f"{reason} {positions}"
+
+
+def load_keras_model(export_dir: str | Path) -> keras.Model:
+    """The Keras model of an export (``model.keras``), with kerasformer's layers, uncompiled.
+
+    Use it to look inside a model (its layers, attention weights) or to train it further;
+    serving is faster and needs no kerasformer through ``ExportedClassifier``. A BERT
+    classifier's ``model.keras`` refers to its preprocess and encoder by their handles,
+    which must still exist.
+    """
+    import tensorflow_hub as hub
+    import tensorflow_text  # noqa: F401  (ops of BERT preprocess models)
+
+    import kerasformer.layers  # noqa: F401  (registers the custom layers for loading)
+
+    path = Path(export_dir) / KERAS_FILE
+    if not path.is_file():
+        raise KerasformerError(
+            f"{export_dir} has no {KERAS_FILE}; pass a directory written by `kerasformer train`."
+        )
+    try:
+        # BERT classifiers hold hub.KerasLayer layers, which Keras cannot find by name;
+        # they reload their SavedModels from the handles they were built with.
+        return keras.models.load_model(
+            path, compile=False, custom_objects={"KerasLayer": hub.KerasLayer}
+        )
+    except (OSError, ValueError, TypeError) as error:
+        raise KerasformerError(f"cannot load {path}: {' '.join(str(error).split())}") from None

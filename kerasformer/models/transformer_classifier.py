@@ -140,6 +140,11 @@ def attention_weights(
     Returns the text's tokens (padding removed) and an array of shape
     ``(num_heads, tokens, tokens)`` whose rows sum to 1.
     """
+    if not any(isinstance(layer, TransformerBlock) for layer in model.layers):
+        raise KerasformerError(
+            f"model {model.name!r} has no kerasformer TransformerBlock layers to show "
+            "attention for; use a model trained with --model transformer."
+        )
     vectorizer = text_vectorizer(model)
     ids = vectorizer(tf.constant([text]))
     length = int(tf.math.count_nonzero(ids))
@@ -162,4 +167,12 @@ def attention_weights(
         new_mask = layer.compute_mask(x, mask)
         x = layer(x, mask=mask) if mask is not None and layer.supports_masking else layer(x)
         mask = new_mask
-    raise ValueError(f"Model {model.name!r} has no TransformerBlock number {block}.")
+    raise KerasformerError(
+        f"model {model.name!r} has {seen_blocks} TransformerBlock layer(s), so there is no "
+        f"block {block}; "
+        + (
+            f"choose a block from 0 to {seen_blocks - 1}."
+            if seen_blocks
+            else "attention maps need a model trained with --model transformer."
+        )
+    )

@@ -30,6 +30,7 @@ from kerasformer.models import (
     token_id_classifier,
 )
 from kerasformer.models.bert_classifier import encoder_layer
+from kerasformer.plots import plot_training_history, save_figure
 from kerasformer.training.acceleration import (
     dtype_policy,
     make_strategy,
@@ -46,6 +47,7 @@ from kerasformer.training.reproducibility import make_reproducible
 
 HISTORY_FILE = "history.json"
 METRICS_FILE = "metrics.json"
+HISTORY_PLOT_FILE = "history.png"
 # A model with its own vectorizer trains on token ids made once; a BERT preprocess
 # model is a SavedModel layer and keeps running on strings.
 PIPELINES_BY_MODEL = {"transformer": INPUT_PIPELINES, "bert": ("strings",)}
@@ -184,6 +186,9 @@ def train(
     if export_dir is not None:
         export_classifier(model, data.class_names, export_dir)
         write_json(export_dir / HISTORY_FILE, history)
+        if history.get("loss"):  # nothing to draw when stopped inside the first epoch
+            title = f"{data.name}: {config.model} ({config.resolved_recipe()})"
+            save_figure(plot_training_history(history, title), export_dir / HISTORY_PLOT_FILE)
         write_json(
             export_dir / METRICS_FILE,
             {

@@ -2,12 +2,16 @@ import json
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 
+from kerasformer.backend import tf
 from kerasformer.cli._arguments import DATASET_NAMES, MODEL_NAMES
 from kerasformer.cli.main import main
 from kerasformer.datasets import LOADERS
-from kerasformer.models import MODELS
+from kerasformer.export import ExportedClassifier, load_keras_model
+from kerasformer.models import MODELS, attention_weights
+from tests.plots.pictures import assert_not_blank, read_png
 
 
 def run_cli(capsys, *argv):
@@ -77,6 +81,7 @@ def test_train_then_evaluate_and_predict(capsys, tiny_ag_news_dir, tmp_path):
     }  # fmt: skip
     assert f"{metrics['test']['accuracy']:.4f}".rstrip("0") in out
     assert "Exported to" in out
+    assert_not_blank(read_png(export_dir / "history.png"))
 
     code, out, err = run_cli(
         capsys, "evaluate", str(export_dir), "--dataset", "ag_news",
@@ -88,6 +93,9 @@ def test_train_then_evaluate_and_predict(capsys, tiny_ag_news_dir, tmp_path):
     assert evaluated["accuracy"] == pytest.approx(metrics["test"]["accuracy"], abs=1e-9)
     assert evaluated["confusion_matrix"] == metrics["test"]["confusion_matrix"]
     assert "confusion matrix" in out and "Sci/Tech" in out
+    default_picture = export_dir / "confusion_matrix-ag_news-test.png"
+    assert f"Confusion matrix drawn in {default_picture}" in out
+    assert_not_blank(read_png(default_picture))
 
     code, out, err = run_cli(
         capsys, "predict", str(export_dir), "--json", "team goal season", "bank shares"
@@ -182,6 +190,17 @@ def test_convert_bert_then_train_bert_from_local_handles(
     assert "Trainable params: 68" in out  # the head only, while frozen
     metrics = json.loads((tmp_path / "bert" / "metrics.json").read_text())
     assert metrics["config"]["recipe"] == "frozen-then-unfrozen"
+    assert_not_blank(read_png(tmp_path / "bert" / "history.png"))
+    texts = ["team goal season", "bank shares profit"]
+    reloaded = load_keras_model(tmp_path / "bert")
+    np.testing.assert_allclose(
+        reloaded.predict(tf.constant(texts), verbose=0),
+        ExportedClassifier(tmp_path / "bert").predict_proba(texts),
+        atol=1e-5,
+    )
+    code, _, err = run_cli(capsys, "attention", str(tmp_path / "bert"), "team goal")
+    assert code == 2 and err.count("\n") == 1
+    assert "no kerasformer TransformerBlock layers" in err
 
 
 def test_options_of_the_other_model_are_refused(capsys):
@@ -193,3 +212,49 @@ def test_an_input_pipeline_the_model_cannot_use_is_refused(capsys):
     code, _, err = run_cli(capsys, "train", "--model", "bert", "--input-pipeline", "bucketed")
     assert code == 2 and err.count("\n") == 1
     assert "input pipeline 'bucketed' does not fit model 'bert'; choose one of: strings" in err
+
+
+def test_evaluate_draws_the_confusion_matrix_where_asked(capsys, trained_bbc, tmp_path):
+    picture = tmp_path / "pictures" / "bbc.png"
+    code, out, err = run_cli(
+        capsys, "evaluate", str(trained_bbc.export_dir), "--dataset", "bbc_news",
+        "--split", "validation", "--confusion-matrix", str(picture),
+    )  # fmt: skip
+    assert code == 0, err
+    assert f"Confusion matrix drawn in {picture}" in out
+    assert_not_blank(read_png(picture))
+
+
+def test_attention_draws_the_heads_of_an_exported_model(capsys, trained_bbc, tmp_path):
+    picture = tmp_path / "attention.png"
+    text = "time flies like an arrow"
+    code, out, err = run_cli(
+        capsys, "attention", str(trained_bbc.export_dir), text, "--out", str(picture)
+    )
+    assert code == 0, err
+    # The model reloaded from model.keras sees the same tokens as the one in memory.
+    tokens, weights = attention_weights(trained_bbc.model, text)
+    assert f"{len(tokens)} tokens: {' '.join(tokens)}" in out
+    assert f"Attention of {weights.shape[0]} heads written to {picture}" in out
+    pixels = read_png(picture)
+    assert_not_blank(pixels)
+    assert pixels.shape[1] > pixels.shape[0] >= 300  # heads side by side
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["?!"], "has no words after lower-casing"),
+        (["time flies", "--block", "1"], "has 1 TransformerBlock layer(s), so there is no block 1"),
+        (["time flies", "--out", "attention.xyz"], "unknown format 'xyz'"),
+    ],
+)
+def test_attention_errors_are_one_line(capsys, trained_bbc, tmp_path, monkeypatch, extra, message):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, "attention", str(trained_bbc.export_dir), *extra)
+    assert code == 2 and err.count("\n") == 1 and message in err
+
+
+def test_attention_needs_an_exported_model(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "attention", str(tmp_path), "time flies")
+    assert code == 2 and err.count("\n") == 1 and "has no model.keras" in err

@@ -32,3 +32,18 @@ def test_too_few_examples_of_a_class_is_a_clear_error():
     data = LabeledTexts(np.array(["a", "b", "c", "d"], dtype=object), np.array([0, 0, 0, 1]))
     with pytest.raises(KerasformerError, match="give more examples of every class"):
         stratified_split(data, 0.5, seed=0)
+
+
+def test_sample_draws_distinct_aligned_examples_from_every_part_of_a_sorted_split():
+    # Sorted by class, as BBC News splits are: a head would hold one class only.
+    labels = np.repeat([0, 1, 2, 3], 50)
+    data = LabeledTexts(np.array([f"text {i}" for i in range(200)], dtype=object), labels)
+    sample = data.sample(40, seed=1)
+    indices = [int(text.split()[1]) for text in sample.texts]
+    assert len(set(indices)) == 40
+    np.testing.assert_array_equal(sample.labels, labels[indices])
+    assert set(sample.labels) == {0, 1, 2, 3} and set(data.head(40).labels) == {0}
+    np.testing.assert_array_equal(data.sample(40, seed=1).texts, sample.texts)
+    assert sorted(data.sample(500).texts) == sorted(data.texts)
+    with pytest.raises(KerasformerError, match="whole number >= 1"):
+        data.sample(0)

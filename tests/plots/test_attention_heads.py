@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+from matplotlib import colormaps
+
+from kerasformer.errors import KerasformerError
+from kerasformer.plots import plot_attention_heads, save_figure
+from tests.plots.pictures import assert_not_blank, pixel_at, read_png
+
+TOKENS = "time flies like an arrow".split()
+
+
+def attention(heads: int, seed: int = 0) -> np.ndarray:
+    scores = np.random.default_rng(seed).normal(size=(heads, len(TOKENS), len(TOKENS)))
+    return np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)
+
+
+def test_every_head_is_drawn_on_one_colour_scale_from_the_least_to_the_most(tmp_path):
+    weights = attention(heads=3)
+    figure = plot_attention_heads(TOKENS, weights, title="block 1", columns=2)
+    pixels = read_png(save_figure(figure, tmp_path / "attention.png"))
+    assert_not_blank(pixels)
+    head_axes = [ax for ax in figure.axes if ax.get_title().startswith("head")]
+    assert [ax.get_title() for ax in head_axes] == ["head 1", "head 2", "head 3"]
+    for ax, head in zip(head_axes, weights, strict=True):
+        assert [label.get_text() for label in ax.get_xticklabels()] == TOKENS
+        for (query, key), weight in np.ndenumerate(head):
+            share = (weight - weights.min()) / (weights.max() - weights.min())
+            expected = colormaps["viridis"](share)[:3]
+            np.testing.assert_allclose(pixel_at(pixels, ax, key, query), expected, atol=4 / 255)
+
+
+def test_long_texts_keep_the_heatmap_but_drop_the_labels():
+    tokens = [f"w{i}" for i in range(60)]
+    weights = np.full((2, 60, 60), 1 / 60)
+    figure = plot_attention_heads(tokens, weights)
+    assert all(not ax.get_xticks().size for ax in figure.axes if ax.get_title())
+
+
+def test_weights_that_do_not_fit_the_tokens_are_a_clear_error():
+    with pytest.raises(KerasformerError, match=r"shape \(heads, 5, 5\)"):
+        plot_attention_heads(TOKENS, np.ones((2, 4, 4)))
+    with pytest.raises(KerasformerError, match=r"shape \(heads, 5, 5\)"):
+        plot_attention_heads(TOKENS, np.ones((5, 5)))
+
+
+def test_nearly_uniform_attention_still_shows_its_pattern(tmp_path):
+    weights = np.full((1, 5, 5), 0.2)
+    weights[0, :, 0] += 0.002
+    weights[0, :, 1:] -= 0.0005
+    figure = plot_attention_heads(TOKENS, weights)
+    pixels = read_png(save_figure(figure, tmp_path / "attention.png"))
+    (ax,) = [ax for ax in figure.axes if ax.get_title() == "head 1"]
+    first, other = pixel_at(pixels, ax, 0, 2), pixel_at(pixels, ax, 3, 2)
+    np.testing.assert_allclose(first, colormaps["viridis"](1.0)[:3], atol=4 / 255)
+    np.testing.assert_allclose(other, colormaps["viridis"](0.0)[:3], atol=4 / 255)
