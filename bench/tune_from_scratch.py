@@ -5,6 +5,7 @@ three seeds; only validation accuracy is kept and compared. Test accuracy of the
 chosen defaults is reported afterwards by `kerasformer train`.
 
     python bench/tune_from_scratch.py --datasets ag_news bbc_news --seeds 0 1 2
+    python bench/tune_from_scratch.py --table     # the saved results
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ CANDIDATES = {
         dict(epochs=10, batch_size=32),
         dict(embed_dim=64, ff_dim=64, dropout=0.5),
     ),
+    # BBC articles run past 256 words 71% of the time; the rest of them is never read.
+    "maxlen 512": (dict(epochs=10), dict(maxlen=512)),
     "batch 32, vocab 10000, dropout 0.3": (
         dict(epochs=10, batch_size=32),
         dict(vocab_size=10000, dropout=0.3),
@@ -48,6 +51,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--candidates", nargs="+", choices=CANDIDATES, default=list(CANDIDATES))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--results", default=str(HERE / "results" / "tune_from_scratch.json"))
+    parser.add_argument("--table", action="store_true", help="print the saved results only")
     return parser.parse_args()
 
 
@@ -81,11 +85,15 @@ def main() -> None:
     args = parse_args()
     results = Path(args.results)
     runs = json.loads(results.read_text()) if results.exists() else []
+    if args.table:
+        print(table(runs))
+        return
     for dataset in args.datasets:
         for name in args.candidates:
             overrides, options = CANDIDATES[name]
             for seed in args.seeds:
-                curve = validation_curve(dataset, args.data_dir, seed, overrides, options)
+                data_dir = args.data_dir if dataset == "ag_news" else None  # BBC: its package
+                curve = validation_curve(dataset, data_dir, seed, overrides, options)
                 key = (dataset, name, seed)
                 runs = [r for r in runs if (r["dataset"], r["candidate"], r["seed"]) != key]
                 runs.append(

@@ -17,7 +17,7 @@ from kerasformer.cli._arguments import (
 # Transformer options: (flag, type, help). Unset ones keep the model's defaults.
 TRANSFORMER_OPTIONS = (
     ("--vocab-size", positive_int, "vocabulary size (default 20000)"),
-    ("--maxlen", positive_int, "longest text in tokens; longer ones are truncated (default 256)"),
+    ("--maxlen", positive_int, "longest text in tokens; longer ones are truncated (default 512)"),
     ("--embed-dim", positive_int, "embedding size (default 32)"),
     ("--num-heads", positive_int, "attention heads (default 2)"),
     ("--ff-dim", positive_int, "feed-forward hidden size (default 32)"),

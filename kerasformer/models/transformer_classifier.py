@@ -12,7 +12,9 @@ from kerasformer.layers import TokenAndPositionEmbedding, TransformerBlock
 
 DEFAULTS = dict(
     vocab_size=20_000,
-    maxlen=256,
+    # Chosen on BBC News validation accuracy (mean of 3 seeds: 0.982 at 512, 0.959 at 256):
+    # 71% of its articles run past 256 words. Short texts pay nothing for it (length buckets).
+    maxlen=512,
     embed_dim=32,
     num_heads=2,
     ff_dim=32,

@@ -46,7 +46,7 @@ def test_layers_are_the_seeds_in_order_with_its_defaults():
     ]
     assert isinstance(model, keras.Sequential)
     embedding, block = model.layers[1], model.layers[2]
-    assert (embedding.vocab_size, embedding.maxlen, embedding.embed_dim) == (20_000, 256, 32)
+    assert (embedding.vocab_size, embedding.maxlen, embedding.embed_dim) == (20_000, 512, 32)
     assert (block.num_heads, block.ff_dim, block.key_dim) == (2, 32, 16)
     assert model.layers[5].units == 20 and model.layers[5].activation.__name__ == "relu"
     assert model.layers[7].units == 4 and model.layers[7].activation.__name__ == "softmax"

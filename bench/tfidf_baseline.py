@@ -1,0 +1,56 @@
+"""TF-IDF + logistic regression on kerasformer's own splits: the bar a transformer must clear.
+
+The regularisation strength is chosen on the validation split; test is reported once.
+
+    python bench/tfidf_baseline.py --data-dir ../shared/data/ag_news_csv
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tables import markdown_table
+
+HERE = Path(__file__).resolve().parent
+STRENGTHS = (0.3, 1.0, 3.0, 10.0, 30.0)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default=str(HERE.parent.parent / "shared/data/ag_news_csv"))
+    return parser.parse_args()
+
+
+def accuracy(model, vectorizer, part) -> float:
+    return float((model.predict(vectorizer.transform(part.texts.astype(str))) == part.labels).mean())
+
+
+def best_on_validation(data) -> tuple[float, float, float]:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    train, validation, test = (data.splits[name] for name in ("train", "validation", "test"))
+    vectorizer = TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=2)
+    features = vectorizer.fit_transform(train.texts.astype(str))
+    fitted = {
+        c: LogisticRegression(C=c, max_iter=2000).fit(features, train.labels) for c in STRENGTHS
+    }
+    chosen = max(STRENGTHS, key=lambda c: accuracy(fitted[c], vectorizer, validation))
+    model = fitted[chosen]
+    return chosen, accuracy(model, vectorizer, validation), accuracy(model, vectorizer, test)
+
+
+def main() -> None:
+    from kerasformer.datasets import load_dataset
+
+    args = parse_args()
+    rows = []
+    for name, data_dir in (("ag_news", args.data_dir), ("bbc_news", None)):
+        chosen, validation, test = best_on_validation(load_dataset(name, data_dir))
+        rows.append([name, chosen, f"{validation:.4f}", f"{test:.4f}"])
+    print(markdown_table(("dataset", "C (chosen on validation)", "validation acc.", "test acc."), rows))
+
+
+if __name__ == "__main__":
+    main()
