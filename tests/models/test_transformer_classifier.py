@@ -50,8 +50,8 @@ def test_layers_are_the_seeds_in_order_with_its_defaults():
     assert (block.num_heads, block.ff_dim, block.key_dim) == (2, 32, 16)
     assert model.layers[5].units == 20 and model.layers[5].activation.__name__ == "relu"
     assert model.layers[7].units == 4 and model.layers[7].activation.__name__ == "softmax"
-    # The seed's embedding had 648,192 parameters.
-    assert embedding.count_params() == 648_192
+    # A token table and a position table, as in the seed (648,192 at its maxlen of 256).
+    assert embedding.count_params() == 20_000 * 32 + 512 * 32
 
 
 def test_raw_strings_in_probabilities_out(model):
