@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from kerasformer.training import TrainingConfig, train
+    from kerasformer.training.trainer import HISTORY_FILE, HISTORY_PLOT_FILE, METRICS_FILE
 
     config = TrainingConfig(
         model=args.model,
@@ -136,9 +137,9 @@ def run(args: argparse.Namespace) -> int:
     ]
     print()
     print(tabulate(rows, headers=("split", "examples", "accuracy")))
-    written = ["SavedModel", "model.keras", "history.json", "metrics.json"]
-    if (result.export_dir / "history.png").exists():
-        written.insert(3, "history.png")
+    written = ["SavedModel", "model.keras", HISTORY_FILE, HISTORY_PLOT_FILE, METRICS_FILE]
+    if not (result.export_dir / HISTORY_PLOT_FILE).exists():  # stopped inside the first epoch
+        written.remove(HISTORY_PLOT_FILE)
     print(f"\nExported to {result.export_dir} ({', '.join(written)}).")
     return 0
 

@@ -171,10 +171,5 @@ def attention_weights(
         mask = new_mask
     raise KerasformerError(
         f"model {model.name!r} has {seen_blocks} TransformerBlock layer(s), so there is no "
-        f"block {block}; "
-        + (
-            f"choose a block from 0 to {seen_blocks - 1}."
-            if seen_blocks
-            else "attention maps need a model trained with --model transformer."
-        )
+        f"block {block}; choose a block from 0 to {seen_blocks - 1}."
     )
