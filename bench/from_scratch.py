@@ -88,13 +88,13 @@ def train_baseline(spec: dict, splits: dict, num_classes: int) -> dict:
     import tensorflow as tf
     from seed_baseline import adapted_seed_model, fit_seed_model
 
-    from kerasformer.training.trainer import EpochHistory
+    from kerasformer.training.trainer import EpochLog
 
     def as_tensors(part):
         return tf.constant(part.texts, dtype=tf.string), tf.constant(part.labels)
 
     model = adapted_seed_model(as_tensors(splits["train"])[0], num_classes, spec["maxlen"])
-    recorder = EpochHistory()
+    recorder = EpochLog(run=None)
     started = time.perf_counter()
     fit_seed_model(
         model, as_tensors(splits["train"]), as_tensors(splits["validation"]),
@@ -115,7 +115,7 @@ def train_baseline(spec: dict, splits: dict, num_classes: int) -> dict:
         return serve
 
     return dict(
-        epochs=spec["epochs"], seconds=seconds, epoch_seconds=recorder.history["seconds"],
+        epochs=spec["epochs"], seconds=seconds, epoch_seconds=recorder.history()["seconds"],
         export=export,
     )  # fmt: skip
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 
 # Names kept here so that `--help` does not have to import TensorFlow; tests/cli checks
@@ -29,7 +30,7 @@ def checked(convert: Callable[[str], float], accept: Callable[[float], bool], wa
 
 positive_int = checked(int, lambda v: v >= 1, "a whole number >= 1")
 non_negative_int = checked(int, lambda v: v >= 0, "a whole number >= 0")
-positive_float = checked(float, lambda v: v > 0, "a positive number")
+positive_float = checked(float, lambda v: 0 < v < math.inf, "a positive finite number")
 fraction = checked(float, lambda v: 0 < v < 1, "a number between 0 and 1")
 rate = checked(float, lambda v: 0 <= v < 1, "a number in [0, 1)")
 

@@ -59,7 +59,15 @@ def add_parser(subparsers) -> None:
         help="part of train held out for validation (default 0.1)",
     )
     parser.add_argument("--export-dir", help="where to export (default saved_models/DATASET-MODEL)")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing export")
+    parser.add_argument(
+        "--overwrite", action="store_true",
+        help="replace an existing export (only a directory that kerasformer wrote)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="continue an interrupted run from its last completed epoch (its backups are "
+        "kept in EXPORT_DIR.training/ while it trains)",
+    )  # fmt: skip
     speed = parser.add_argument_group("devices and speed")
     speed.add_argument(
         "--strategy", choices=("default", "one-device", "mirrored", "multi-worker"),
@@ -126,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         validation_fraction=args.validation_fraction,
         export_dir=args.export_dir,
         overwrite=args.overwrite,
+        resume=args.resume,
         model_options=model_options(args),
     )
     result = train(config)

@@ -8,7 +8,9 @@ rows of class index 1-4, title, description; an optional header line).
 from __future__ import annotations
 
 import csv
+import io
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -74,14 +76,41 @@ def read_csv_folder(root: Path) -> tuple[LabeledTexts, LabeledTexts, tuple[str, 
 def read_class_names(path: Path) -> tuple[str, ...]:
     if not path.exists():
         return CLASS_NAMES
-    names = tuple(
-        line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-    )
+    names = tuple(line.strip() for line in read_utf8_text(path).splitlines() if line.strip())
     if len(names) < 2:
         raise KerasformerError(
             f"{path} lists {len(names)} class names; it needs one per line, at least two."
         )
+    if len(set(names)) < len(names):
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        raise KerasformerError(
+            f"{path} lists {', '.join(map(repr, repeated))} more than once; "
+            "give every class a different name, one per line."
+        )
     return names
+
+
+def read_utf8_text(path: Path) -> str:
+    """The file's text, refusing what would silently change it: a bad encoding, NUL bytes.
+
+    A leading byte order mark (Excel writes one) is dropped, so the first row survives.
+    """
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise KerasformerError(
+            f"{path}:{line}: not UTF-8 (byte 0x{raw[error.start]:02x}); "
+            "save the file as UTF-8 text (e.g. from Latin-1 or Windows-1252)."
+        ) from error
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise KerasformerError(
+            f"{path}:{line}: contains a NUL byte, which text never holds; "
+            "save the file as UTF-8 text (not UTF-16 or a binary format)."
+        )
+    return text
 
 
 def read_csv_split(path: Path, num_classes: int) -> LabeledTexts:
@@ -92,22 +121,52 @@ def read_csv_split(path: Path, num_classes: int) -> LabeledTexts:
             "(class index, title, description per row)."
         )
     texts, labels = [], []
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle)
-        for row in tqdm(
-            reader, desc=f"Reading {path.name}", unit=" rows", leave=False, disable=None
-        ):
-            line = reader.line_num
-            if not row:
-                continue
-            if line == 1 and not row[0].strip().isdigit():
-                continue  # a header line
-            label = parse_row_label(row, path, line, num_classes)
-            texts.append(join_title_and_description(row[1], row[2]))
-            labels.append(label)
+    header = False
+    records = csv_records(path, read_utf8_text(path))
+    for line, row in tqdm(
+        records, desc=f"Reading {path.name}", unit=" rows", leave=False, disable=None
+    ):
+        if not row:
+            continue
+        if not texts and not header and is_header(row):
+            header = True
+            continue
+        labels.append(parse_row_label(row, path, line, num_classes))
+        texts.append(join_title_and_description(row[1], row[2]))
     if not texts:
-        raise KerasformerError(f"{path} has no data rows.")
+        found = "only a header line" if header else "no rows"
+        raise KerasformerError(
+            f"{path} has {found}; it needs rows of class index, title, description."
+        )
     return LabeledTexts(np.array(texts, dtype=object), np.array(labels, dtype=np.int64))
+
+
+def csv_records(path: Path, text: str) -> Iterator[tuple[int, list[str]]]:
+    """Each CSV record with the line it starts on, where a quoting error points.
+
+    Strict parsing: a lenient reader lets a never-closed quote swallow every later row
+    into one field, silently.
+    """
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            raise KerasformerError(
+                f"{path}:{start}: bad quote in the record starting on this line ({error}); "
+                'close every quoted field, and write a quote inside a field as two ("").'
+            ) from error
+        yield start, row
+
+
+def is_header(row: list[str]) -> bool:
+    # A header names its columns; a first field with any digit ("1", "²", "1.0")
+    # is a data row, checked like any other rather than dropped.
+    first = row[0].strip()
+    return bool(first) and not any(char.isdigit() for char in first)
 
 
 def parse_row_label(row: list[str], path: Path, line: int, num_classes: int) -> int:
@@ -116,7 +175,8 @@ def parse_row_label(row: list[str], path: Path, line: int, num_classes: int) -> 
             f"{path}:{line}: expected 3 fields (class index, title, description), got {len(row)}."
         )
     index = row[0].strip()
-    if not index.isdigit() or not 1 <= int(index) <= num_classes:
+    # str.isdigit() accepts "²" and other digits that int() refuses.
+    if not (index.isascii() and index.isdigit()) or not 1 <= int(index) <= num_classes:
         raise KerasformerError(
             f"{path}:{line}: class index must be a number from 1 to {num_classes}, got {row[0]!r}."
         )

@@ -124,9 +124,68 @@ def with_validation_split(
     split_seed: int,
 ) -> TextClassificationData:
     """Hold out a stratified validation split of ``train``; ``test`` stays untouched."""
+    require_two_classes(name, "training data", train, tuple(class_names))
     train, validation = stratified_split(train, validation_fraction, split_seed)
-    return TextClassificationData(
+    data = TextClassificationData(
         name=name,
         class_names=tuple(class_names),
         splits={"train": train, "validation": validation, "test": test},
     )
+    require_trainable(data)
+    return data
+
+
+def require_trainable(data: TextClassificationData) -> None:
+    """Refuse data that would train or evaluate a model that means nothing, without a word.
+
+    A single training class gives a classifier that always answers it; an empty split
+    gives no metrics; a label past the class names cannot be a class.
+    """
+    missing = [name for name in SPLITS if name not in data.splits]
+    if missing:
+        raise KerasformerError(
+            f"{data.name} has no {', '.join(missing)} split; give "
+            f"TextClassificationData splits named {', '.join(SPLITS)}."
+        )
+    if data.num_classes < 2:
+        raise KerasformerError(
+            f"{data.name} names {data.num_classes} class(es) {data.class_names!r}; "
+            "a classifier needs at least two class names."
+        )
+    for name in SPLITS:
+        require_usable_split(data.name, name, data.splits[name], data.num_classes)
+    require_two_classes(data.name, "train split", data.splits["train"], data.class_names)
+
+
+def require_usable_split(dataset: str, split: str, part: LabeledTexts, num_classes: int) -> None:
+    if len(part) == 0:
+        raise KerasformerError(
+            f"{dataset} {split} split is empty; give it examples to measure the model on."
+        )
+    labels = np.asarray(part.labels)
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise KerasformerError(
+            f"{dataset} {split} labels are {labels.dtype}, not integers; "
+            f"give class indices 0 to {num_classes - 1}."
+        )
+    outside = labels[(labels < 0) | (labels >= num_classes)]
+    if outside.size:
+        raise KerasformerError(
+            f"{dataset} {split} split has label {int(outside[0])} ({outside.size} outside "
+            f"0 to {num_classes - 1}); give one class name per label."
+        )
+
+
+def require_two_classes(
+    dataset: str, what: str, part: LabeledTexts, class_names: tuple[str, ...]
+) -> None:
+    if len(part) == 0:
+        raise KerasformerError(f"{dataset} {what} has no examples; give it examples to learn.")
+    present = np.unique(part.labels)
+    if len(present) == 1:
+        only = int(present[0])
+        name = repr(class_names[only]) if 0 <= only < len(class_names) else f"label {only}"
+        raise KerasformerError(
+            f"{dataset} {what} has {len(part)} examples, all of class {name}; a classifier "
+            "needs examples of at least two classes: add examples of the other classes."
+        )

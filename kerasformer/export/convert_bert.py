@@ -18,7 +18,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from tqdm.auto import tqdm
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.export.staged_directory import require_replaceable, staged_directory
 
 REQUIRED_FILES = ("config.json", "model.safetensors", "vocab.txt")
 # HuggingFace activation names -> the Keras function with the same math. HF's "gelu" is
@@ -90,11 +90,12 @@ def convert_bert(
     out = Path(out)
     if isinstance(seq_length, bool) or not isinstance(seq_length, int) or seq_length < 3:
         raise KerasformerError(f"seq_length must be a whole number >= 3, got {seq_length!r}.")
-    if out.exists() and not overwrite:
-        raise KerasformerError(f"{out} already exists; pass --overwrite to replace it.")
+    require_replaceable(out, overwrite, flag="--out")
     require_checkpoint_files(source)
     config = read_bert_config(source / "config.json")
     lower_case = read_lower_case(source, config)
+    check_checkpoint_matches_config(source, config)
+    check_seq_length_fits(seq_length, config)
 
     with tqdm(total=4, desc="Converting BERT", unit=" steps", disable=None) as progress:
         weights = read_safetensors(source / "model.safetensors")
@@ -119,15 +120,16 @@ def convert_bert(
         load_hf_weights(encoder, weights, config)
         progress.update()
 
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-        try:
+        with (
+            tempfile.TemporaryDirectory(prefix="kerasformer-checkpoint-") as scratch,
+            staged_directory(out, kind="bert-conversion") as staging,
+        ):
             # save(), not write(): the Model Garden restore also expects the save counter.
             checkpoint = tf.train.Checkpoint(encoder=encoder).save(
-                str(staging / "ckpt" / "encoder")
+                str(Path(scratch) / "encoder")
             )
             export_tfhub_lib.export_model(
-                str(staging / "hub" / "encoder"),
+                str(staging / "encoder"),
                 bert_config=bert_config,
                 model_checkpoint_path=checkpoint,
                 with_mlm=False,
@@ -135,15 +137,8 @@ def convert_bert(
                 do_lower_case=lower_case,
             )
             progress.update()
-            export_preprocess(
-                staging / "hub" / "preprocess", source / "vocab.txt", lower_case, seq_length
-            )
+            export_preprocess(staging / "preprocess", source / "vocab.txt", lower_case, seq_length)
             progress.update()
-            if out.exists():
-                shutil.rmtree(out)
-            (staging / "hub").rename(out)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
     return HubBert(preprocess=out / "preprocess", encoder=out / "encoder")
 
 
@@ -191,33 +186,96 @@ def require_checkpoint_files(source: Path) -> None:
         )
 
 
+# Fields the encoder's shapes come from: each must be a whole number >= 1.
+SIZE_FIELDS = (
+    "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+    "intermediate_size", "max_position_embeddings",
+)  # fmt: skip
+# Optional fields and the defaults HuggingFace's BertConfig gives them.
+DROPOUT_FIELDS = {"hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1}
+# The Model Garden preprocessing looks these up by name (and [UNK] for unknown words).
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]")
+
+
+def or_use_original(path: Path) -> str:
+    """The fix that always works for a damaged checkpoint file."""
+    return f"or use the {path.name} that came with these weights"
+
+
+def read_json_object(path: Path) -> dict:
+    """A JSON file of settings, or one line saying why it cannot be one."""
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise KerasformerError(
+            f"{path} is not UTF-8 text (byte {error.object[error.start]:#04x} at offset "
+            f"{error.start}); save it as UTF-8 {or_use_original(path)}."
+        ) from None
+    except json.JSONDecodeError as error:
+        raise KerasformerError(
+            f"{path} is not valid JSON ({error}); fix it {or_use_original(path)}."
+        ) from None
+    if not isinstance(settings, dict):
+        raise KerasformerError(
+            f"{path} holds a JSON {type(settings).__name__}, not an object of settings; "
+            f"replace it with the checkpoint's own {path.name}."
+        )
+    return settings
+
+
+def is_whole_number(value: object) -> bool:
+    # JSON true/false load as bool, a subclass of int; 12.0 is a float. Neither is a size.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_real_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def read_bert_config(path: Path) -> dict:
     """The HuggingFace config, checked to describe a BERT this converter can build."""
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise KerasformerError(f"{path} is not valid JSON ({error}).") from None
+    config = read_json_object(path)
     model_type = config.get("model_type")
     if model_type != "bert":
         raise KerasformerError(
             f"{path} describes a {model_type or 'model of unknown type'!r} model, not 'bert'; "
             "only BERT-architecture checkpoints can be converted."
         )
-    missing = [
-        key
-        for key in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-                    "intermediate_size", "max_position_embeddings")
-        if not isinstance(config.get(key), int)
-    ]  # fmt: skip
+    check_size_fields(path, config)
+    check_heads_divide_hidden(path, config)
+    check_optional_fields(path, config)
+    return config
+
+
+def check_size_fields(path: Path, config: dict) -> None:
+    missing = [key for key in SIZE_FIELDS if key not in config]
     if missing:
-        raise KerasformerError(f"{path} lacks integer values for {', '.join(missing)}.")
-    if config["hidden_size"] % config["num_attention_heads"]:
         raise KerasformerError(
-            f"{path}: hidden_size {config['hidden_size']} is not divisible by "
-            f"num_attention_heads {config['num_attention_heads']}."
+            f"{path} lacks {', '.join(missing)}; add them {or_use_original(path)}."
         )
+    if "type_vocab_size" not in config:
+        config["type_vocab_size"] = 2
+    for key in (*SIZE_FIELDS, "type_vocab_size"):
+        value = config[key]
+        if not is_whole_number(value) or value < 1:
+            raise KerasformerError(
+                f"{path}: {key} must be a whole number >= 1, got {json.dumps(value)}; "
+                f"fix it to match model.safetensors {or_use_original(path)}."
+            )
+
+
+def check_heads_divide_hidden(path: Path, config: dict) -> None:
+    hidden, heads = config["hidden_size"], config["num_attention_heads"]
+    if hidden % heads:
+        raise KerasformerError(
+            f"{path}: hidden_size {hidden} is not divisible by num_attention_heads {heads}; "
+            f"set num_attention_heads to a divisor of {hidden} {or_use_original(path)}."
+        )
+
+
+def check_optional_fields(path: Path, config: dict) -> None:
     config.setdefault("hidden_act", "gelu")
-    if config["hidden_act"] not in ACTIVATIONS:
+    if not isinstance(config["hidden_act"], str) or config["hidden_act"] not in ACTIVATIONS:
         raise KerasformerError(
             f"{path}: hidden_act {config['hidden_act']!r} is not supported; "
             f"supported: {', '.join(ACTIVATIONS)}."
@@ -227,22 +285,85 @@ def read_bert_config(path: Path) -> dict:
         raise KerasformerError(
             f"{path}: position_embedding_type {position_type!r} is not supported ('absolute' is)."
         )
-    if not np.isclose(config.get("layer_norm_eps", LAYER_NORM_EPSILON), LAYER_NORM_EPSILON):
+    epsilon = config.get("layer_norm_eps", LAYER_NORM_EPSILON)
+    if not is_real_number(epsilon) or not np.isclose(epsilon, LAYER_NORM_EPSILON):
         raise KerasformerError(
-            f"{path}: layer_norm_eps {config['layer_norm_eps']} is not supported; the Model "
+            f"{path}: layer_norm_eps {json.dumps(epsilon)} is not supported; the Model "
             f"Garden BERT encoder uses {LAYER_NORM_EPSILON}."
         )
-    return config
+    for key, default in DROPOUT_FIELDS.items():
+        value = config.setdefault(key, default)
+        if not is_real_number(value) or not 0 <= value < 1:
+            raise KerasformerError(
+                f"{path}: {key} must be a number in [0, 1), got {json.dumps(value)}; "
+                f"fix it {or_use_original(path)}."
+            )
+    initializer_range = config.setdefault("initializer_range", 0.02)
+    if not is_real_number(initializer_range) or initializer_range <= 0:
+        raise KerasformerError(
+            f"{path}: initializer_range must be a positive number, got "
+            f"{json.dumps(initializer_range)}; fix it {or_use_original(path)}."
+        )
 
 
 def read_lower_case(source: Path, config: dict) -> bool:
     """Whether the checkpoint's tokenizer lower-cases, from its own files."""
     tokenizer_config = source / "tokenizer_config.json"
     if tokenizer_config.is_file():
-        settings = json.loads(tokenizer_config.read_text(encoding="utf-8"))
+        settings = read_json_object(tokenizer_config)
         if "do_lower_case" in settings:
-            return bool(settings["do_lower_case"])
+            lower_case = settings["do_lower_case"]
+            # bool("false") is True: a string here would silently flip the casing.
+            if not isinstance(lower_case, bool):
+                raise KerasformerError(
+                    f"{tokenizer_config}: do_lower_case must be true or false, got "
+                    f"{json.dumps(lower_case)}; fix it {or_use_original(tokenizer_config)}."
+                )
+            return lower_case
     return "uncased" in str(config.get("_name_or_path", source.name)).lower()
+
+
+def read_vocab_tokens(path: Path) -> list[str]:
+    """Tokens in vocab.txt: one per line, as HuggingFace and the Model Garden read it."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise KerasformerError(
+            f"{path} is not UTF-8 text (byte {error.object[error.start]:#04x} at offset "
+            f"{error.start}); use the vocab.txt that came with these weights."
+        ) from None
+    # Only "\n" ends a token: str.splitlines() would also split inside tokens such as
+    # "\x1c" or "\u2028" that real vocabularies hold.
+    tokens = text.split("\n")
+    return tokens[:-1] if tokens[-1] == "" else tokens
+
+
+def check_vocab_matches_embeddings(path: Path, rows: int) -> None:
+    """Token ids index the embedding rows: a vocabulary of another size maps wrong words."""
+    tokens = read_vocab_tokens(path)
+    if len(tokens) != rows:
+        raise KerasformerError(
+            f"{path} has {len(tokens)} tokens (lines) but the checkpoint's word embeddings "
+            f"have {rows} rows (config.json vocab_size {rows}); use the vocab.txt that came "
+            "with these weights."
+        )
+    present = set(tokens)
+    missing = [token for token in SPECIAL_TOKENS if token not in present]
+    if missing:
+        raise KerasformerError(
+            f"{path} lacks the special tokens {', '.join(missing)} that BERT's preprocessing "
+            "needs; use the vocab.txt that came with these weights."
+        )
+
+
+def check_seq_length_fits(seq_length: int, config: dict) -> None:
+    """Serving would fail on the first text: positions past the table do not exist."""
+    positions = config["max_position_embeddings"]
+    if seq_length > positions:
+        raise KerasformerError(
+            f"--seq-length {seq_length} exceeds the checkpoint's max_position_embeddings "
+            f"{positions}; pass --seq-length {positions} or less."
+        )
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
@@ -255,6 +376,27 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
     except (SafetensorError, OSError, ValueError) as error:
         raise KerasformerError(f"{path} cannot be read as safetensors ({error}).") from None
     return {name.removeprefix("bert."): value for name, value in tensors.items()}
+
+
+def read_safetensors_shapes(path: Path) -> dict[str, tuple[int, ...]]:
+    """Each tensor's shape from the file's header, without loading the weights."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="numpy") as tensors:
+            return {
+                name.removeprefix("bert."): tuple(tensors.get_slice(name).get_shape())
+                for name in tensors.keys()
+            }
+    except (SafetensorError, OSError, ValueError) as error:
+        raise KerasformerError(f"{path} cannot be read as safetensors ({error}).") from None
+
+
+def check_checkpoint_matches_config(source: Path, config: dict) -> None:
+    """config.json against the tensors and vocab.txt, before anything is built from it."""
+    shapes = read_safetensors_shapes(source / "model.safetensors")
+    check_hf_shapes(shapes, config, source / "config.json")
+    check_vocab_matches_embeddings(source / "vocab.txt", config["vocab_size"])
 
 
 def expected_hf_shapes(config: dict) -> dict[str, tuple[int, ...]]:
@@ -285,19 +427,72 @@ def expected_hf_shapes(config: dict) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+# config.json fields read off one axis of an embedding table: (field, tensor, axis).
+EMBEDDING_FIELDS = (
+    ("vocab_size", "embeddings.word_embeddings.weight", 0),
+    ("hidden_size", "embeddings.word_embeddings.weight", 1),
+    ("max_position_embeddings", "embeddings.position_embeddings.weight", 0),
+    ("type_vocab_size", "embeddings.token_type_embeddings.weight", 0),
+)
+LAYER_INDEX = re.compile(r"^encoder\.layer\.(\d+)\.")
+
+
 def check_hf_weights(weights: dict[str, np.ndarray], config: dict) -> None:
+    check_hf_shapes({name: tuple(value.shape) for name, value in weights.items()}, config)
+
+
+def check_hf_shapes(
+    shapes: dict[str, tuple[int, ...]], config: dict, config_path: Path = Path("config.json")
+) -> None:
+    """Every tensor the config implies exists with its shape, and no layer is left over."""
     expected = expected_hf_shapes(config)
-    missing = [name for name in expected if name not in weights]
+    require_tensors([name for name in expected if not LAYER_INDEX.match(name)], shapes)
+    check_layer_count(shapes, config, config_path)
+    check_embedding_sizes(shapes, config, config_path)
+    require_tensors(list(expected), shapes)
+    for name, shape in expected.items():
+        if shapes[name] != shape:
+            raise KerasformerError(
+                f"model.safetensors: {name} has shape {shapes[name]} but "
+                f"config.json implies {shape}; the files belong to different models."
+            )
+
+
+def require_tensors(names: list[str], shapes: dict[str, tuple[int, ...]]) -> None:
+    missing = [name for name in names if name not in shapes]
     if missing:
         shown = ", ".join(missing[:3]) + (
             f" and {len(missing) - 3} more" if len(missing) > 3 else ""
         )
         raise KerasformerError(f"model.safetensors lacks {shown}; is it a BERT checkpoint?")
-    for name, shape in expected.items():
-        if tuple(weights[name].shape) != shape:
+
+
+def check_layer_count(shapes: dict[str, tuple[int, ...]], config: dict, path: Path) -> None:
+    # A config with fewer layers than the tensors would build a shallower encoder and
+    # silently drop the rest; one with more would fail on the first absent tensor.
+    indices = {int(match.group(1)) for name in shapes if (match := LAYER_INDEX.match(name))}
+    if not indices:
+        raise KerasformerError(
+            "model.safetensors holds no encoder.layer.* tensors; is it a BERT checkpoint?"
+        )
+    layers, configured = max(indices) + 1, config["num_hidden_layers"]
+    if layers != configured:
+        raise KerasformerError(
+            f"{path}: num_hidden_layers is {configured} but model.safetensors holds "
+            f"{layers} encoder layers (encoder.layer.0 to encoder.layer.{layers - 1}); set "
+            f"num_hidden_layers to {layers} {or_use_original(path)}."
+        )
+
+
+def check_embedding_sizes(shapes: dict[str, tuple[int, ...]], config: dict, path: Path) -> None:
+    for field, name, axis in EMBEDDING_FIELDS:
+        shape = shapes[name]
+        if len(shape) == 2 and shape[axis] != config[field]:
+            size = "rows" if axis == 0 else "columns"
             raise KerasformerError(
-                f"model.safetensors: {name} has shape {tuple(weights[name].shape)} but "
-                f"config.json implies {shape}; the files belong to different models."
+                f"{path}: {field} is {config[field]} but model.safetensors has "
+                f"{shape[axis]} {size} in {name}; set {field} to {shape[axis]} "
+                f"{or_use_original(path)}."
             )
 
 

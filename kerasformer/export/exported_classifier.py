@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+import zipfile
+import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +15,20 @@ from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.export.saved_model import CLASS_NAMES_FILE, INPUT_NAME, KERAS_FILE
 
-# tf.debugging.Assert reports "assertion failed: [message] [data]".
-ASSERTION = re.compile(r"assertion failed: \[([^\]]*)\] \[([^\]]*)\]")
+KNOWN_TOKENS = "known_tokens"
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """What an export says about a batch of texts, one entry per text."""
+
+    probabilities: np.ndarray  # (texts, classes), every row finite and summing to 1
+    known_tokens: np.ndarray  # (texts,) how many tokens the model read are in its vocabulary
+
+    @property
+    def guessed(self) -> np.ndarray:
+        """Texts with no known token: their class is a guess, not a reading of the text."""
+        return self.known_tokens == 0
 
 
 class ExportedClassifier:
@@ -33,34 +48,72 @@ class ExportedClassifier:
                 f"{export_dir} is not an exported model (no saved_model.pb); pass the "
                 "directory that `kerasformer train` wrote, e.g. saved_models/bbc_news-transformer."
             )
+        require_saved_model_files(export_dir)
         self.export_dir = export_dir
-        self._serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
-        names_file = export_dir / "assets" / CLASS_NAMES_FILE
-        self.class_names = tuple(names_file.read_text(encoding="utf-8").splitlines())
+        self._serve = load_serving_function(export_dir)
+        self.class_names = read_class_names(export_dir, output_count(self._serve))
 
     def predict_proba(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """Class probabilities, one row per text, computed in batches."""
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, len(self.class_names)), dtype=np.float32)
-        rows = []
-        for start in range(0, len(texts), batch_size):
-            batch = tf.constant(texts[start : start + batch_size], dtype=tf.string)
-            try:
-                rows.append(self._serve(**{INPUT_NAME: batch})["probabilities"].numpy())
-            except tf.errors.InvalidArgumentError as error:
-                raise KerasformerError(describe_serving_error(error, start)) from None
-        return np.concatenate(rows)
+        """Class probabilities, one finite row per text, computed in batches."""
+        return self.classify(texts, batch_size).probabilities
+
+    def classify(self, texts: Sequence[str | bytes], batch_size: int = 256) -> Predictions:
+        """Probabilities and known-token counts, one per text, computed in batches.
+
+        A text with no known token (empty, punctuation, unknown words) gets a guess,
+        flagged in ``Predictions.guessed``; a text that is not valid UTF-8 is refused.
+        """
+        encoded = utf8_texts(texts)
+        self.require_known_tokens_output()
+        if not encoded:
+            return Predictions(
+                np.zeros((0, len(self.class_names)), np.float32), np.zeros(0, np.int32)
+            )
+        probabilities, known_tokens = [], []
+        for start in range(0, len(encoded), batch_size):
+            batch = tf.constant(encoded[start : start + batch_size], dtype=tf.string)
+            outputs = self._serve(**{INPUT_NAME: batch})
+            probabilities.append(outputs["probabilities"].numpy())
+            known_tokens.append(outputs[KNOWN_TOKENS].numpy())
+        return Predictions(np.concatenate(probabilities), np.concatenate(known_tokens))
+
+    def require_known_tokens_output(self) -> None:
+        # Exports from before `known_tokens` refuse whole batches over one text with no
+        # words, and cannot say which texts are guesses.
+        if KNOWN_TOKENS not in self._serve.structured_outputs:
+            raise KerasformerError(
+                f"{self.export_dir} was exported by an older kerasformer, without "
+                f"'{KNOWN_TOKENS}' to flag texts of unknown words; export it again with "
+                "kerasformer.export.export_classifier(load_keras_model(DIR), class_names, DIR)."
+            )
 
 
-def describe_serving_error(error: tf.errors.InvalidArgumentError, offset: int) -> str:
-    """The serving function's own assertion message in one line, with absolute indices."""
-    match = ASSERTION.search(error.message)
-    if match is None:
-        return " ".join(error.message.split())
-    reason, indices = match.groups()
-    positions = ", ".join(str(int(i) + offset) for i in indices.split())
-    return f"{reason} {positions}"
+def utf8_texts(texts: Sequence[str | bytes]) -> list[bytes]:
+    """The texts as UTF-8 bytes; anything else is refused by its index."""
+    if isinstance(texts, str | bytes):
+        # A string is a sequence too: it would be classified one character at a time.
+        raise KerasformerError(
+            "got a single string where a sequence of texts was expected; pass a list, e.g. [text]."
+        )
+    return [utf8_text(text, index) for index, text in enumerate(texts)]
+
+
+def utf8_text(text: str | bytes, index: int) -> bytes:
+    """One text as UTF-8 bytes, checked: TensorFlow's string ops assume valid UTF-8."""
+    if not isinstance(text, str | bytes):
+        raise KerasformerError(
+            f"text {index} is a {type(text).__name__}, not a string; pass strings."
+        )
+    try:
+        if isinstance(text, bytes):
+            text.decode("utf-8")
+            return text
+        return text.encode("utf-8")
+    except UnicodeError as error:
+        raise KerasformerError(
+            f"text {index} is not valid UTF-8 ({error.reason} at position {error.start}); "
+            "decode its bytes as UTF-8 (or drop them) before classifying it."
+        ) from None
 
 
 def load_keras_model(export_dir: str | Path) -> keras.Model:
@@ -71,21 +124,132 @@ def load_keras_model(export_dir: str | Path) -> keras.Model:
     classifier's ``model.keras`` refers to its preprocess and encoder by their handles,
     which must still exist.
     """
-    import tensorflow_hub as hub
-    import tensorflow_text  # noqa: F401  (ops of BERT preprocess models)
-
-    import kerasformer.layers  # noqa: F401  (registers the custom layers for loading)
+    # Registers kerasformer's layers, HubLayer included, for loading by name.
+    import kerasformer.layers  # noqa: F401
+    from kerasformer.models.bert_classifier import HubLayer
 
     path = Path(export_dir) / KERAS_FILE
     if not path.is_file():
         raise KerasformerError(
             f"{export_dir} has no {KERAS_FILE}; pass a directory written by `kerasformer train`."
         )
+    require_intact_keras_file(path)
     try:
-        # BERT classifiers hold hub.KerasLayer layers, which Keras cannot find by name;
-        # they reload their SavedModels from the handles they were built with.
-        return keras.models.load_model(
-            path, compile=False, custom_objects={"KerasLayer": hub.KerasLayer}
-        )
+        # BERT classifiers exported before HubLayer existed hold plain hub.KerasLayer
+        # layers, which Keras cannot find by name; HubLayer reads the same config.
+        return keras.models.load_model(path, compile=False, custom_objects={"KerasLayer": HubLayer})
     except (OSError, ValueError, TypeError) as error:
         raise KerasformerError(f"cannot load {path}: {' '.join(str(error).split())}") from None
+
+
+# Checks of an export's files. Each names the file it found broken, so that a damaged
+# export is reported by what was checked, never by parsing TensorFlow's messages.
+
+REEXPORT = "re-export the model with `kerasformer train`."
+SAVED_MODEL_FILE = "saved_model.pb"
+VARIABLES_INDEX = Path("variables") / "variables.index"
+DATA_SHARD = re.compile(r"variables\.data-\d{5}-of-(\d{5})")
+
+
+def damaged(path: Path) -> KerasformerError:
+    return KerasformerError(f"{path} is missing or damaged; {REEXPORT}")
+
+
+def require_saved_model_files(export_dir: Path) -> None:
+    """Fail on the first missing or empty file of the SavedModel, before TensorFlow reads it."""
+    required = [
+        export_dir / SAVED_MODEL_FILE,
+        export_dir / VARIABLES_INDEX,
+        *variables_data_files(export_dir),
+        export_dir / "assets" / CLASS_NAMES_FILE,
+    ]
+    for path in required:
+        if not path.is_file() or path.stat().st_size == 0:
+            raise damaged(path)
+
+
+def variables_data_files(export_dir: Path) -> list[Path]:
+    """Every data shard of the variables; each shard's name says how many there are."""
+    directory = export_dir / "variables"
+    counts = [
+        int(match.group(1))
+        for match in map(DATA_SHARD.fullmatch, (path.name for path in directory.glob("*")))
+        if match
+    ]
+    total = max(counts, default=1)
+    return [directory / f"variables.data-{shard:05d}-of-{total:05d}" for shard in range(total)]
+
+
+def load_serving_function(export_dir: Path):
+    """The ``serving_default`` function, loading the export's parts one step at a time."""
+    # BERT preprocess models use tensorflow_text's ops, which TensorFlow knows only once
+    # the package is imported; without them every BERT export fails to load.
+    import tensorflow_text  # noqa: F401
+
+    require_parsable_saved_model(export_dir / SAVED_MODEL_FILE)
+    try:
+        tf.train.load_checkpoint(str(export_dir / "variables" / "variables"))
+    except (tf.errors.OpError, ValueError):
+        raise damaged(export_dir / VARIABLES_INDEX) from None
+    try:
+        loaded = tf.saved_model.load(str(export_dir))
+    except Exception:  # a short data shard raises IndexError, OpError, OSError...
+        # The graph and the index were read whole above: the values are what is left.
+        shards = variables_data_files(export_dir)
+        raise damaged(shards[0] if len(shards) == 1 else export_dir / "variables") from None
+    return loaded.signatures["serving_default"]
+
+
+def require_parsable_saved_model(path: Path) -> None:
+    """saved_model.pb must parse whole, with its object graph and serving signature.
+
+    The object graph is the last field written, so a file cut at a field boundary
+    (which still parses) lacks it.
+    """
+    from google.protobuf.message import DecodeError
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved_model = saved_model_pb2.SavedModel()
+    try:
+        saved_model.ParseFromString(path.read_bytes())
+    except DecodeError:
+        raise damaged(path) from None
+    graphs = saved_model.meta_graphs
+    if len(graphs) != 1 or not graphs[0].HasField("object_graph_def"):
+        raise damaged(path)
+    if "serving_default" not in graphs[0].signature_def:
+        raise KerasformerError(
+            f"{path} has no serving_default signature, so kerasformer did not export it; "
+            + REEXPORT
+        )
+
+
+def output_count(serve) -> int:
+    """How many class probabilities the serving function returns."""
+    return serve.structured_outputs["probabilities"].shape[-1]
+
+
+def read_class_names(export_dir: Path, count: int) -> tuple[str, ...]:
+    """The class names, one a line, which must number as many as the model's outputs."""
+    path = export_dir / "assets" / CLASS_NAMES_FILE
+    try:
+        names = tuple(path.read_text(encoding="utf-8").splitlines())
+    except UnicodeDecodeError:
+        raise damaged(path) from None
+    if len(names) != count:
+        raise KerasformerError(
+            f"{path} has {len(names)} class names for a model with {count} outputs, so it "
+            f"is damaged; {REEXPORT}"
+        )
+    return names
+
+
+def require_intact_keras_file(path: Path) -> None:
+    """model.keras is a zip archive: every member must read back with its checksum."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            intact = archive.testzip() is None and "config.json" in archive.namelist()
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error):
+        intact = False
+    if not intact:
+        raise damaged(path)

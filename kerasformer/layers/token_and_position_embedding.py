@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kerasformer.backend import keras, serializable, tf
-from kerasformer.layers._validation import require_positive_int
+from kerasformer.layers._validation import require_bool, require_positive_int
 
 
 @serializable
@@ -12,7 +12,8 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
 
     Positions are counted over the actual length of the input, so a batch of any length
     up to ``maxlen`` works and padding appended at the end does not move the positions of
-    real tokens. Input longer than ``maxlen`` is an error rather than a silent truncation.
+    real tokens. Input longer than ``maxlen`` is an error rather than a silent truncation
+    or a silently reused position, also under XLA (where the compiler reports it).
 
     Masking: with ``mask_zero=True`` (the default) token id 0 is padding, and the layer
     produces a Keras mask that is ``False`` at those positions, which downstream layers
@@ -47,32 +48,27 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        require_positive_int("vocab_size", vocab_size)
-        require_positive_int("maxlen", maxlen)
-        require_positive_int("embed_dim", embed_dim)
-        self.vocab_size = vocab_size
-        self.maxlen = maxlen
-        self.embed_dim = embed_dim
-        self.mask_zero = bool(mask_zero)
+        self.vocab_size = require_positive_int("vocab_size", vocab_size)
+        self.maxlen = require_positive_int("maxlen", maxlen)
+        self.embed_dim = require_positive_int("embed_dim", embed_dim)
+        self.mask_zero = require_bool("mask_zero", mask_zero)
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
         self.supports_masking = self.mask_zero
         self.token_embedding = keras.layers.Embedding(
-            vocab_size,
-            embed_dim,
+            self.vocab_size,
+            self.embed_dim,
             embeddings_initializer=_fresh_copy(self.embeddings_initializer),
             name="token_embedding",
         )
         self.position_embedding = keras.layers.Embedding(
-            maxlen,
-            embed_dim,
+            self.maxlen,
+            self.embed_dim,
             embeddings_initializer=_fresh_copy(self.embeddings_initializer),
             name="position_embedding",
         )
 
     def build(self, input_shape):
-        length = input_shape[-1]
-        if length is not None and length > self.maxlen:
-            raise ValueError(_too_long_message(length, self.maxlen))
+        self._require_static_length_within_maxlen(input_shape[-1])
         with tf.name_scope(self.token_embedding.name):
             self.token_embedding.build(input_shape)
         with tf.name_scope(self.position_embedding.name):
@@ -80,16 +76,36 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         super().build(input_shape)
 
     def call(self, inputs):
-        length = tf.shape(inputs)[-1]
-        static_length = inputs.shape[-1]
-        if static_length is not None and static_length > self.maxlen:
-            raise ValueError(_too_long_message(static_length, self.maxlen))
-        check = tf.debugging.assert_less_equal(
-            length, self.maxlen, message=_too_long_message("the input", self.maxlen)
+        self._require_static_length_within_maxlen(inputs.shape[-1])
+        positions = self._positions(tf.shape(inputs)[-1])
+        return self.token_embedding(inputs) + self.position_embedding(positions)
+
+    def _require_static_length_within_maxlen(self, length: int | None) -> None:
+        # Known when tracing (eager calls, Keras inputs, NumPy data): a Python error. A
+        # plain ValueError, because Keras re-raises an error from inside fit/predict with
+        # its own type only for built-in types (a subclass would become a StagingError).
+        if length is not None and length > self.maxlen:
+            raise ValueError(
+                f"TokenAndPositionEmbedding got a sequence of length {length}, longer than "
+                f"maxlen={self.maxlen}; {_FIX}"
+            )
+
+    def _positions(self, length):
+        """``0 .. length - 1``, refusing any ``length`` beyond ``maxlen``.
+
+        In a graph the length is only known at run time, so an assert checks it. XLA
+        drops asserts and clamps out-of-range gathers, which would silently reuse the
+        last position's embedding; so the positions are also a slice of ``maxlen``
+        positions, which XLA (compiling for each concrete shape) rejects when
+        compiling: "Expected size[0] in [0, maxlen], but got length". Model Garden's
+        and KerasHub's position embeddings slice their table for the same reason.
+        """
+        check = tf.debugging.Assert(
+            length <= self.maxlen,
+            [f"TokenAndPositionEmbedding got a sequence longer than maxlen={self.maxlen}; {_FIX}"],
         )
         with tf.control_dependencies([check]):
-            positions = tf.range(length)
-        return self.token_embedding(inputs) + self.position_embedding(positions)
+            return tf.slice(tf.range(self.maxlen), [0], [length], name="positions_up_to_maxlen")
 
     def compute_mask(self, inputs, mask=None):
         if not self.mask_zero:
@@ -117,8 +133,4 @@ def _fresh_copy(initializer):
     return initializer.__class__.from_config(initializer.get_config())
 
 
-def _too_long_message(length, maxlen: int) -> str:
-    return (
-        f"TokenAndPositionEmbedding got a sequence of length {length}, longer than "
-        f"maxlen={maxlen}; truncate the input or build the layer with a larger maxlen."
-    )
+_FIX = "truncate the input or build the layer with a larger maxlen."

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from kerasformer.backend import keras, serializable, tf
-from kerasformer.layers._validation import require_positive_int, require_rate
+from kerasformer.layers._validation import (
+    LayerError,
+    require_bool,
+    require_positive_int,
+    require_positive_number,
+    require_rate,
+)
 
 
 @serializable
@@ -65,49 +71,53 @@ class TransformerBlock(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        require_positive_int("embed_dim", embed_dim)
-        require_positive_int("num_heads", num_heads)
-        require_positive_int("ff_dim", ff_dim)
-        require_rate("dropout", dropout)
-        require_rate("attention_dropout", attention_dropout)
-        if key_dim is None:
-            if embed_dim % num_heads:
-                raise ValueError(
-                    f"embed_dim={embed_dim} is not divisible by num_heads={num_heads}; "
-                    "pass key_dim explicitly or choose a divisor."
-                )
-            key_dim = embed_dim // num_heads
-        require_positive_int("key_dim", key_dim)
-        if not layer_norm_epsilon > 0:
-            raise ValueError(f"`layer_norm_epsilon` must be positive, got {layer_norm_epsilon!r}.")
-        self.embed_dim = embed_dim
-        self.num_heads = num_heads
-        self.ff_dim = ff_dim
-        self.dropout = dropout
-        self.key_dim = key_dim
-        self.norm_first = bool(norm_first)
+        self.embed_dim = require_positive_int("embed_dim", embed_dim)
+        self.num_heads = require_positive_int("num_heads", num_heads)
+        self.ff_dim = require_positive_int("ff_dim", ff_dim)
+        self.dropout = require_rate("dropout", dropout)
+        self.key_dim = self._checked_key_dim(key_dim)
+        self.norm_first = require_bool("norm_first", norm_first)
         self.activation = keras.activations.get(activation)
-        self.attention_dropout = attention_dropout
-        self.layer_norm_epsilon = layer_norm_epsilon
+        self.attention_dropout = require_rate("attention_dropout", attention_dropout)
+        self.layer_norm_epsilon = require_positive_number("layer_norm_epsilon", layer_norm_epsilon)
         self.supports_masking = True
 
         self.attention = keras.layers.MultiHeadAttention(
-            num_heads=num_heads, key_dim=key_dim, dropout=attention_dropout, name="attention"
+            num_heads=self.num_heads,
+            key_dim=self.key_dim,
+            dropout=self.attention_dropout,
+            name="attention",
         )
         self.attention_norm = keras.layers.LayerNormalization(
-            epsilon=layer_norm_epsilon, name="attention_norm"
+            epsilon=self.layer_norm_epsilon, name="attention_norm"
         )
         self.attention_dropout_layer = keras.layers.Dropout(
-            dropout, name="attention_output_dropout"
+            self.dropout, name="attention_output_dropout"
         )
-        self.ff_hidden = keras.layers.Dense(ff_dim, activation=self.activation, name="ff_hidden")
-        self.ff_output = keras.layers.Dense(embed_dim, name="ff_output")
-        self.ff_norm = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, name="ff_norm")
-        self.ff_dropout_layer = keras.layers.Dropout(dropout, name="ff_output_dropout")
+        self.ff_hidden = keras.layers.Dense(
+            self.ff_dim, activation=self.activation, name="ff_hidden"
+        )
+        self.ff_output = keras.layers.Dense(self.embed_dim, name="ff_output")
+        self.ff_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="ff_norm"
+        )
+        self.ff_dropout_layer = keras.layers.Dropout(self.dropout, name="ff_output_dropout")
+
+    def _checked_key_dim(self, key_dim) -> int:
+        if key_dim is not None:
+            return require_positive_int("key_dim", key_dim)
+        if self.embed_dim % self.num_heads:
+            raise LayerError(
+                f"embed_dim={self.embed_dim} is not divisible by num_heads={self.num_heads}; "
+                "pass key_dim explicitly or choose a divisor."
+            )
+        return self.embed_dim // self.num_heads
 
     def build(self, input_shape):
         input_shape = tf.TensorShape(input_shape)
         if input_shape[-1] is not None and input_shape[-1] != self.embed_dim:
+            # A plain ValueError: build can run inside Keras' traced fit/predict, which
+            # re-raises built-in error types only.
             raise ValueError(
                 f"TransformerBlock(embed_dim={self.embed_dim}) got inputs with last "
                 f"dimension {input_shape[-1]}; the residual connections need them equal."

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kerasformer.backend import keras, tf
+import tensorflow_hub as hub
+
+from kerasformer.backend import keras, serializable, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.network import is_url, require_reachable
 
@@ -29,7 +31,7 @@ def build_bert_classifier(
 ) -> keras.Model:
     """Build seed 001's functional BERT classifier: raw strings in, probabilities out.
 
-    ``Input(string)`` -> ``hub.KerasLayer(preprocess)`` -> ``hub.KerasLayer(encoder)`` ->
+    ``Input(string)`` -> ``HubLayer(preprocess)`` -> ``HubLayer(encoder)`` ->
     ``Dropout`` on ``pooled_output`` -> ``Dense(num_classes, softmax)``.
 
     Args:
@@ -48,8 +50,6 @@ def build_bert_classifier(
     """
     if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
         raise KerasformerError(f"num_classes must be an integer >= 2, got {num_classes!r}.")
-    import tensorflow_text  # noqa: F401  (registers the tokenizer ops the preprocess model uses)
-
     text = keras.Input(shape=(), dtype=tf.string, name="text")
     encoder_inputs = hub_layer(preprocess, "preprocess", trainable=False)(text)
     outputs = hub_layer(encoder, ENCODER_LAYER, trainable=trainable)(encoder_inputs)
@@ -61,10 +61,26 @@ def build_bert_classifier(
     return keras.Model(text, probabilities, name=name)
 
 
-def hub_layer(handle: str | Path, name: str, trainable: bool):
-    """``hub.KerasLayer`` for a URL or a local SavedModel, with one-line errors."""
-    import tensorflow_hub as hub
+@serializable
+class HubLayer(hub.KerasLayer):
+    """``hub.KerasLayer`` registered as ``kerasformer>HubLayer``, so saved models reload.
 
+    Keras finds a plain ``KerasLayer`` in a ``model.keras`` by name only when the caller
+    passes it in ``custom_objects``; registered, it loads after ``import kerasformer``.
+    ``hub.KerasLayer.get_config`` already round-trips the handle, ``trainable`` and the
+    output keys, so nothing else is needed here.
+    """
+
+    def __init__(self, handle, **kwargs):
+        # BERT preprocess models use tensorflow_text's ops, which exist in this process
+        # only once the package is imported; loading the handle would fail without them.
+        import tensorflow_text  # noqa: F401
+
+        super().__init__(handle, **kwargs)
+
+
+def hub_layer(handle: str | Path, name: str, trainable: bool) -> HubLayer:
+    """`HubLayer` for a URL or a local SavedModel, with one-line errors."""
     handle = str(handle)
     if is_url(handle):
         require_reachable(handle, f"the {name} model {handle}", LOCAL_HANDLES_FIX)
@@ -74,7 +90,7 @@ def hub_layer(handle: str | Path, name: str, trainable: bool):
             + LOCAL_HANDLES_FIX
         )
     try:
-        return hub.KerasLayer(handle, trainable=trainable, name=name)
+        return HubLayer(handle, trainable=trainable, name=name)
     except Exception as error:  # hub raises many kinds: network, format, missing ops
         message = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise KerasformerError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -21,8 +22,10 @@ from kerasformer.datasets.pipeline import (
     token_id_batches,
     token_id_examples,
 )
+from kerasformer.datasets.text_classification_data import require_trainable
 from kerasformer.errors import KerasformerError
-from kerasformer.export.saved_model import export_classifier
+from kerasformer.export.saved_model import write_classifier
+from kerasformer.export.staged_directory import require_replaceable, staged_directory
 from kerasformer.models import (
     build_classifier,
     string_classifier,
@@ -33,8 +36,11 @@ from kerasformer.models.bert_classifier import encoder_layer
 from kerasformer.plots import plot_training_history, save_figure
 from kerasformer.training.acceleration import (
     dtype_policy,
+    is_chief,
     make_strategy,
+    remove_empty_directories,
     split_off_string_preprocessing,
+    worker_export_dir,
 )
 from kerasformer.training.evaluation import classification_metrics
 from kerasformer.training.recipes import (
@@ -44,10 +50,14 @@ from kerasformer.training.recipes import (
     require_recipe_fits_model,
 )
 from kerasformer.training.reproducibility import make_reproducible
+from kerasformer.training.run_directory import RunDirectory, run_directory_for
 
 HISTORY_FILE = "history.json"
 METRICS_FILE = "metrics.json"
 HISTORY_PLOT_FILE = "history.png"
+# Far beyond any real run, and below what overflows step counters or memory estimates.
+MAX_EPOCHS = 100_000
+MAX_BATCH_SIZE = 1_000_000
 # A model with its own vectorizer trains on token ids made once; a BERT preprocess
 # model is a SavedModel layer and keeps running on strings.
 PIPELINES_BY_MODEL = {"transformer": INPUT_PIPELINES, "bert": ("strings",)}
@@ -78,6 +88,7 @@ class TrainingConfig:
     validation_fraction: float = 0.1
     export_dir: str | None = None
     overwrite: bool = False
+    resume: bool = False  # continue the interrupted run kept beside the export directory
     model_options: dict = field(default_factory=dict)
 
     def resolved_recipe(self) -> str:
@@ -111,13 +122,22 @@ class TrainingConfig:
                 "--xla would compile again for every batch length of the 'dynamic' input "
                 "pipeline; use 'bucketed' or 'padded' with --xla."
             )
-        for name in ("epochs", "batch_size", "frozen_epochs"):
+        for name, most in (
+            ("epochs", MAX_EPOCHS), ("frozen_epochs", MAX_EPOCHS), ("batch_size", MAX_BATCH_SIZE)
+        ):  # fmt: skip
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise KerasformerError(f"{name} must be a whole number >= 1, got {value!r}.")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+                raise KerasformerError(
+                    f"{name} must be a whole number from 1 to {most:,}, got {value!r}."
+                )
         for name in ("learning_rate", "fine_tune_learning_rate"):
-            if not getattr(self, name) > 0:
-                raise KerasformerError(f"{name} must be positive, got {getattr(self, name)!r}.")
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not (0 < value < math.inf)
+            ):
+                raise KerasformerError(f"{name} must be a positive finite number, got {value!r}.")
         if not 0 <= self.warmup_fraction < 1:
             raise KerasformerError(
                 f"warmup_fraction must be in [0, 1), got {self.warmup_fraction!r}."
@@ -160,47 +180,144 @@ def train(
     config.validate()
     export_dir = config.resolved_export_dir() if export else None
     if export_dir is not None:
-        require_writable_export_dir(export_dir, config.overwrite)
+        require_replaceable(export_dir, config.overwrite, flag="--export-dir")
+    require_model_fits_in_memory(config)
 
     make_reproducible(config.seed, deterministic_ops=config.deterministic)
     if data is None:
         data = load_dataset(
             config.dataset, config.data_dir, config.validation_fraction, split_seed=0
         )
+    require_trainable(data)
     if verbose:
         sizes = ", ".join(f"{count} {split}" for split, count in data.sizes().items())
         print(f"{data.name}: {sizes} examples; classes: {', '.join(data.class_names)}")
     strategy = make_strategy(config.strategy)
+    chief = is_chief(strategy)
+    run = None
+    if export_dir is not None and chief:
+        run = RunDirectory(run_directory_for(export_dir), asdict(config), config.resume)
     with dtype_policy(config.mixed_precision), strategy.scope():
         model = build_classifier(
             config.model, data.num_classes, data.splits["train"].texts, **config.model_options
         )
         plan = FitPlan.for_model(model, config.resolved_input_pipeline(), xla=config.xla)
+    if export_dir is not None and not chief:
+        run = chief_run_directory(export_dir, config)
     started = time.perf_counter()
-    history, interrupted = run_recipe(plan, data, config, verbose)
+    try:
+        history, interrupted = run_recipe(plan, data, config, verbose, run)
+    except NonFiniteLoss:
+        if run is not None:
+            run.delete()  # its last backup is the state that diverged
+        raise
     train_seconds = time.perf_counter() - started
     metrics = {
         split: evaluate_split(model, data.splits[split], data.class_names, config.batch_size)
         for split in ("validation", "test")
     }
-    if export_dir is not None:
-        export_classifier(model, data.class_names, export_dir)
-        write_json(export_dir / HISTORY_FILE, history)
-        if history.get("loss"):  # nothing to draw when stopped inside the first epoch
-            title = f"{data.name}: {config.model} ({config.resolved_recipe()})"
-            save_figure(plot_training_history(history, title), export_dir / HISTORY_PLOT_FILE)
-        write_json(
-            export_dir / METRICS_FILE,
-            {
-                "config": asdict(config),
-                "interrupted": interrupted,
-                "sizes": data.sizes(),
-                **metrics,
-            },
-        )
+    if export_dir is not None and not chief:
+        with worker_export_dir(export_dir, strategy) as scratch:
+            if os.environ.get("H6_EXPORT"):
+                export_trained(model, data, config, history, metrics, interrupted, scratch)
+        remove_empty_directories(run.path)
+    elif export_dir is not None:
+        export_trained(model, data, config, history, metrics, interrupted, export_dir)
+        if interrupted:
+            print(
+                f"Backups of the completed epochs stay in {run.path}; the same command with "
+                "--resume continues the run."
+            )
+        else:
+            run.delete()
     return TrainingResult(
         model, data, history, metrics, export_dir, interrupted, plan.fit_model, train_seconds
     )
+
+
+def chief_run_directory(export_dir: Path, config: TrainingConfig) -> RunDirectory:
+    """A non-chief worker's view of the chief's run directory, where it writes nothing.
+
+    Called once the model is built: building waits for the chief to send the initial
+    weights, and the chief has set up (or checked, for ``--resume``) its run directory
+    before that, so the run found there is this one. Keras restores every worker from
+    the chief's backups there, so resuming needs a filesystem that all workers share.
+    """
+    return RunDirectory(run_directory_for(export_dir), asdict(config), resume=True, writer=False)
+
+
+def export_trained(model, data, config, history, metrics, interrupted, export_dir) -> None:
+    """Write the export whole (model, history, picture, metrics) or keep the model elsewhere."""
+    try:
+        with staged_directory(export_dir, kind="classifier") as staging:
+            write_classifier(model, data.class_names, staging)
+            write_json(staging / HISTORY_FILE, history)
+            if history.get("loss"):  # nothing to draw when stopped inside the first epoch
+                title = f"{data.name}: {config.model} ({config.resolved_recipe()})"
+                save_figure(plot_training_history(history, title), staging / HISTORY_PLOT_FILE)
+            write_json(
+                staging / METRICS_FILE,
+                {
+                    "config": asdict(config),
+                    "interrupted": interrupted,
+                    "sizes": data.sizes(),
+                    **metrics,
+                },
+            )
+    except Exception as error:
+        kept = keep_model_somewhere(model)
+        raise KerasformerError(
+            f"could not export to {export_dir} ({describe_error(error)}); {kept}"
+        ) from error
+
+
+def keep_model_somewhere(model: keras.Model) -> str:
+    """Save the trained model where it can be written, and say where, for the error."""
+    try:
+        rescue = Path(tempfile.mkdtemp(prefix="kerasformer-trained-"))
+        model.save(rescue / "model.keras")
+    except Exception as error:
+        return f"the trained model could not be kept either ({describe_error(error)})."
+    return (
+        f"the trained model is kept in {rescue / 'model.keras'} "
+        "(load it with kerasformer.export.load_keras_model)."
+    )
+
+
+def describe_error(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.strerror}: {error.filename}" if error.filename else error.strerror
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text[:200]}" if text else type(error).__name__
+
+
+def require_model_fits_in_memory(config: TrainingConfig) -> None:
+    """Refuse, before building anything, sizes whose weights could not fit in memory."""
+    if config.model != "transformer":
+        return
+    from kerasformer.models.transformer_classifier import DEFAULTS
+
+    options = {**DEFAULTS, **config.model_options}
+    sizes = [options.get(name) for name in ("vocab_size", "maxlen", "embed_dim")]
+    if not all(isinstance(size, int) and size > 0 for size in sizes):
+        return  # the model itself says which size is wrong
+    vocab_size, maxlen, embed_dim = sizes
+    # Weights, gradients and Adam's two moments: four float32 copies of each table.
+    needed = 4 * 4 * (vocab_size + maxlen) * embed_dim
+    available = physical_memory_bytes()
+    if available and needed > available / 2:
+        raise KerasformerError(
+            f"vocab_size {vocab_size:,} and maxlen {maxlen:,} at embed_dim {embed_dim} need "
+            f"about {needed / 2**30:.1f} GiB for the embedding tables alone, more than half "
+            f"of this machine's {available / 2**30:.1f} GiB; choose smaller sizes."
+        )
+
+
+def physical_memory_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 @dataclass
@@ -254,12 +371,17 @@ class FitPlan:
 
 
 def run_recipe(
-    plan: FitPlan, data: TextClassificationData, config: TrainingConfig, verbose: int
+    plan: FitPlan,
+    data: TextClassificationData,
+    config: TrainingConfig,
+    verbose: int,
+    run: RunDirectory | None = None,
 ) -> tuple[dict[str, list], bool]:
     """Fit the model phase by phase; Ctrl-C stops training but keeps what was learned.
 
-    Returns the history of every epoch (with the phase it belongs to) and whether
-    training was interrupted.
+    With a run directory, every epoch is backed up, and a resumed run skips what its
+    backups hold. Returns the history of every epoch (with the phase it belongs to) and
+    whether training was interrupted. A non-finite loss raises `NonFiniteLoss`.
     """
     model = plan.fit_model
     train_batches = plan.batches(data.splits["train"], config.batch_size, config.seed)
@@ -273,9 +395,9 @@ def run_recipe(
         warmup_fraction=config.warmup_fraction,
         frozen_epochs=config.frozen_epochs,
     )
-    history: dict[str, list] = {"phase": [], "seconds": []}
+    log = EpochLog(run)
     done = 0
-    for phase in phases:
+    for index, phase in enumerate(phases):
         if phase.encoder_trainable is not None:
             encoder_layer(plan.full_model).trainable = phase.encoder_trainable
         model.compile(
@@ -287,18 +409,21 @@ def run_recipe(
         if verbose:
             print(f"Phase {phase.name!r}: {phase.epochs} epoch(s)")
             plan.full_model.summary()
-        recorder = EpochHistory()
+        log.phase = phase.name
+        # Backups first: an epoch's numbers are kept only once its weights are.
+        callbacks = [] if run is None else [run.backup_callback(index)]
+        callbacks += [StopOnNonFiniteLoss(phase), log]
         try:
             model.fit(
                 train_batches,
                 validation_data=validation_batches,
                 initial_epoch=done,
                 epochs=done + phase.epochs,
-                callbacks=[recorder],
+                callbacks=callbacks,
                 verbose=verbose,
             )
         except KeyboardInterrupt:
-            return add_epochs(history, recorder, phase.name), True
+            return log.history(), True
         except tf.errors.InvalidArgumentError as error:
             if "determinism is enabled" not in error.message:
                 raise
@@ -306,30 +431,74 @@ def run_recipe(
                 "deterministic ops cannot train this model: its SavedModel encoder has "
                 "unseeded random ops (dropout); run without --deterministic."
             ) from None
-        add_epochs(history, recorder, phase.name)
         done += phase.epochs
-    return history, False
+    return log.history(), False
 
 
-class EpochHistory(keras.callbacks.History):
-    """Keras's history plus each epoch's wall time (training and validation)."""
+class NonFiniteLoss(KerasformerError):
+    """The training loss became NaN or infinite; nothing trained from then on is usable."""
+
+
+class StopOnNonFiniteLoss(keras.callbacks.Callback):
+    """Stop at the first batch whose loss is not finite, before any backup or export."""
+
+    def __init__(self, phase):
+        super().__init__()
+        self.phase = phase
+        self.epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(loss)):
+            raise NonFiniteLoss(
+                f"the training loss became {float(loss)} in epoch {self.epoch + 1}, batch "
+                f"{batch + 1} ({self.phase.name} phase), so nothing was exported; lower the "
+                "learning rate (--learning-rate, or --fine-tune-learning-rate for the encoder) "
+                "and train again."
+            )
+
+
+class EpochLog(keras.callbacks.Callback):
+    """Each epoch's metrics, phase and wall time (training and validation), in order.
+
+    With a run directory the records are kept there too, so a resumed run reports
+    every epoch, not only those after the interruption.
+    """
+
+    def __init__(self, run: RunDirectory | None):
+        super().__init__()
+        self.run = run
+        self.records: list[dict] = list(run.epochs) if run is not None else []
+        self.phase = ""
 
     def on_epoch_begin(self, epoch, logs=None):
         self._started = time.perf_counter()
+        self.records = [kept for kept in self.records if kept["epoch"] < epoch]
+        if self.run is not None:
+            self.run.forget_from(epoch)
 
     def on_epoch_end(self, epoch, logs=None):
-        super().on_epoch_end(
-            epoch, {**(logs or {}), "seconds": time.perf_counter() - self._started}
-        )
+        record = {
+            "epoch": epoch,
+            "phase": self.phase,
+            **{key: float(value) for key, value in (logs or {}).items()},
+            "seconds": time.perf_counter() - self._started,
+        }
+        self.records.append(record)
+        if self.run is not None:
+            self.run.record_epoch(record)
 
-
-def add_epochs(history: dict[str, list], recorder, phase: str) -> dict[str, list]:
-    epochs = 0
-    for key, values in recorder.history.items():
-        history.setdefault(key, []).extend(float(v) for v in values)
-        epochs = len(values)
-    history["phase"].extend([phase] * epochs)
-    return history
+    def history(self) -> dict[str, list]:
+        """Keras's ``History.history`` layout: one list per metric, plus phase and seconds."""
+        columns: dict[str, list] = {"phase": [], "seconds": []}
+        for record in self.records:
+            for key, value in record.items():
+                if key != "epoch":
+                    columns.setdefault(key, []).append(value)
+        return columns
 
 
 def evaluate_split(
@@ -346,20 +515,6 @@ def predict_probabilities(model: keras.Model, texts, batch_size: int) -> np.ndar
     batches = tf.data.Dataset.from_tensor_slices(tf.constant(texts, dtype=tf.string))
     rows = [classify(batch).numpy() for batch in batches.batch(batch_size)]
     return np.concatenate(rows) if rows else np.zeros((0, model.output_shape[-1]), np.float32)
-
-
-def require_writable_export_dir(export_dir: Path, overwrite: bool) -> None:
-    """Refuse before training, not after, when the export could not be written."""
-    if export_dir.exists() and not overwrite:
-        raise KerasformerError(
-            f"{export_dir} already exists; pass --overwrite to replace it or --export-dir "
-            "to write somewhere else."
-        )
-    if export_dir.exists() and not export_dir.is_dir():
-        raise KerasformerError(f"{export_dir} is a file; --export-dir must name a directory.")
-    parent = next((p for p in [export_dir, *export_dir.parents] if p.exists()), Path("."))
-    if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise KerasformerError(f"cannot write to {parent}; choose a writable --export-dir.")
 
 
 def write_json(path: Path, payload) -> None:

@@ -1,11 +1,18 @@
+import codecs
+import json
+import os
+import re
 import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kerasformer.datasets import ag_news, load_ag_news, load_dataset
 from kerasformer.errors import KerasformerError
-from tests.conftest import synthetic_rows, write_ag_csv
+from tests.conftest import run_python, synthetic_rows, write_ag_csv
 
 
 def test_reads_original_csv_layout_with_and_without_header(tmp_path):
@@ -140,3 +147,176 @@ def test_real_builder_names_a_download_url():
     builder = tfds.builder("ag_news_subset", data_dir=None)
     url = ag_news.download_url_of(builder)
     assert url and url.startswith("https://")
+
+
+# Issue 10: every bad training file gets one line naming the file, the line and the fix.
+
+GOOD_ROWS = synthetic_rows(40, seed=0)  # lines 1-40, so a bad record starts on line 41
+
+
+def quoted(rows) -> str:
+    return "".join(f'"{label}","{title}","{text}"\n' for label, title, text in rows)
+
+
+def unquoted(rows) -> str:
+    return "".join(f"{label},{title},{text}\n" for label, title, text in rows)
+
+
+BAD_FOLDERS = {
+    "one class": (
+        {"train.csv": quoted([("2", title, text) for _, title, text in GOOD_ROWS])},
+        r"ag_news training data has 40 examples, all of class 'Sports'; "
+        r"a classifier needs examples of at least two classes",
+    ),
+    "latin-1": (
+        {"train.csv": quoted(GOOD_ROWS).encode() + '"1","Café","x"\n'.encode("latin-1")},
+        r"train\.csv:41: not UTF-8 \(byte 0xe9\); save the file as UTF-8",
+    ),
+    "utf-16": (
+        {"train.csv": quoted(GOOD_ROWS).encode("utf-16")},
+        r"train\.csv:1: not UTF-8 \(byte 0xff\); save the file as UTF-8",
+    ),
+    "superscript label": (
+        {"train.csv": quoted(GOOD_ROWS) + '"²","t","x"\n'},
+        r"train\.csv:41: class index must be a number from 1 to 4, got '²'",
+    ),
+    "superscript label on line 1": (
+        {"train.csv": '"²","t","x"\n' + quoted(GOOD_ROWS)},
+        r"train\.csv:1: class index must be a number from 1 to 4, got '²'",
+    ),
+    "unclosed quote before quoted rows": (
+        {"train.csv": quoted(GOOD_ROWS) + '"1","t","x\n' + quoted(synthetic_rows(20, seed=2))},
+        r"train\.csv:41: bad quote in the record starting on this line",
+    ),
+    "unclosed quote before unquoted rows": (
+        {"train.csv": quoted(GOOD_ROWS) + '"1","t","x\n' + unquoted(synthetic_rows(20, seed=2))},
+        r"train\.csv:41: bad quote in the record starting on this line",
+    ),
+    "unclosed quote on the last line": (
+        {"train.csv": quoted(GOOD_ROWS) + '"1","t","x\n'},
+        r"train\.csv:41: bad quote in the record starting on this line",
+    ),
+    "NUL byte": (
+        {"train.csv": quoted(GOOD_ROWS) + '"1","t\x00","x"\n'},
+        r"train\.csv:41: contains a NUL byte, .*save the file as UTF-8",
+    ),
+    "empty file": (
+        {"train.csv": ""},
+        r"train\.csv has no rows; it needs rows of class index, title, description",
+    ),
+    "header only": (
+        {"train.csv": '"Class Index","Title","Description"\n'},
+        r"train\.csv has only a header line; it needs rows of class index, title, description",
+    ),
+    "classes.txt repeats a name": (
+        {"train.csv": quoted(GOOD_ROWS), "classes.txt": "A\nB\nA\nC\n"},
+        r"classes\.txt lists 'A' more than once; give every class a different name",
+    ),
+    "classes.txt in latin-1": (
+        {"train.csv": quoted(GOOD_ROWS), "classes.txt": "Café\nB\nC\nD\n".encode("latin-1")},
+        r"classes\.txt:1: not UTF-8 \(byte 0xe9\); save the file as UTF-8",
+    ),
+}
+
+
+def write_bad_folder(root: Path, case: str) -> Path:
+    files, _ = BAD_FOLDERS[case]
+    root.mkdir(parents=True, exist_ok=True)
+    write_ag_csv(root / "test.csv", synthetic_rows(12, seed=1), header=True)
+    for name, content in files.items():
+        if isinstance(content, str):
+            content = content.encode()
+        (root / name).write_bytes(content)
+    return root
+
+
+@pytest.mark.parametrize("case", BAD_FOLDERS)
+def test_bad_training_folder_is_one_line_naming_the_problem(tmp_path, case):
+    with pytest.raises(KerasformerError, match=BAD_FOLDERS[case][1]) as caught:
+        load_ag_news(write_bad_folder(tmp_path, case))
+    assert "\n" not in str(caught.value)
+
+
+def test_byte_order_mark_keeps_the_first_row(tmp_path):
+    (tmp_path / "train.csv").write_bytes(codecs.BOM_UTF8 + quoted(GOOD_ROWS).encode())
+    (tmp_path / "classes.txt").write_bytes(codecs.BOM_UTF8 + b"Red\nBlue\nGreen\nGold\n")
+    write_ag_csv(tmp_path / "test.csv", synthetic_rows(12, seed=1))
+    data = load_ag_news(tmp_path, validation_fraction=0.25)
+    texts = [*data.splits["train"].texts, *data.splits["validation"].texts]
+    assert len(texts) == 40
+    assert f"{GOOD_ROWS[0][1]} {GOOD_ROWS[0][2]}" in texts
+
+
+def test_byte_order_mark_is_not_part_of_the_first_class_name(tmp_path):
+    write_ag_csv(tmp_path / "train.csv", GOOD_ROWS)
+    (tmp_path / "classes.txt").write_bytes(codecs.BOM_UTF8 + b"Red\nBlue\nGreen\nGold\n")
+    write_ag_csv(tmp_path / "test.csv", synthetic_rows(12, seed=1))
+    assert load_ag_news(tmp_path).class_names == ("Red", "Blue", "Green", "Gold")
+
+
+def test_well_formed_quoting_is_still_read(tmp_path):
+    # Strict parsing must keep what CSV allows: a field over two lines, a doubled quote.
+    rows = '"1","Two ""quoted"" words","line one\nline two"\n' + quoted(GOOD_ROWS)
+    (tmp_path / "train.csv").write_text(rows, encoding="utf-8")
+    write_ag_csv(tmp_path / "test.csv", synthetic_rows(12, seed=1))
+    data = load_ag_news(tmp_path, validation_fraction=0.25)
+    texts = [*data.splits["train"].texts, *data.splits["validation"].texts]
+    assert len(texts) == 41
+    assert 'Two "quoted" words line one line two' in texts
+
+
+CLI_DRIVER = """
+import contextlib, io, json, sys, traceback
+from kerasformer.cli.main import main
+
+results = {}
+for folder in sys.argv[1:]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(["train", "--dataset", "ag_news", "--data-dir", folder, "--epochs", "1",
+                         "--maxlen", "16", "--vocab-size", "100",
+                         "--export-dir", folder + "/export"])
+        except BaseException:
+            traceback.print_exc()
+            code = "traceback"
+    results[folder] = {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
+print(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def cli_results(tmp_path_factory) -> dict:
+    """`kerasformer train` on every bad folder, in one interpreter: TensorFlow loads once."""
+    root = tmp_path_factory.mktemp("bad_ag_news")
+    folders = [str(write_bad_folder(root / f"case{i}", case)) for i, case in enumerate(BAD_FOLDERS)]
+    finished = run_python(CLI_DRIVER, *folders, timeout=600)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    results = json.loads(finished.stdout.strip().splitlines()[-1])
+    return {case: results[folder] for case, folder in zip(BAD_FOLDERS, folders, strict=True)}
+
+
+@pytest.mark.parametrize("case", BAD_FOLDERS)
+def test_cli_refuses_bad_training_folder_in_one_line_before_training(cli_results, case):
+    result = cli_results[case]
+    assert result["code"] == 2, result["stderr"][-2000:]
+    assert re.fullmatch(
+        rf"kerasformer: error: [^\n]*{BAD_FOLDERS[case][1]}[^\n]*\n", result["stderr"]
+    )
+    assert result["stdout"] == ""  # nothing read, built or trained: no size line, no epochs
+
+
+def test_cli_entry_point_prints_one_line_for_a_latin_1_file(tmp_path):
+    folder = write_bad_folder(tmp_path / "data", "latin-1")
+    finished = subprocess.run(
+        [sys.executable, "-m", "kerasformer.cli.main", "train", "--dataset", "ag_news",
+         "--data-dir", str(folder), "--epochs", "1", "--export-dir", str(tmp_path / "export")],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )  # fmt: skip
+    assert finished.returncode == 2
+    assert finished.stderr == (
+        f"kerasformer: error: {folder / 'train.csv'}:41: not UTF-8 (byte 0xe9); save the file "
+        "as UTF-8 text (e.g. from Latin-1 or Windows-1252).\n"
+    )
+    assert not (tmp_path / "export").exists()

@@ -1,8 +1,12 @@
 import numpy as np
 import pytest
 
-from kerasformer.datasets import LabeledTexts
-from kerasformer.datasets.text_classification_data import stratified_split
+from kerasformer.datasets import LabeledTexts, TextClassificationData
+from kerasformer.datasets.text_classification_data import (
+    require_trainable,
+    stratified_split,
+    with_validation_split,
+)
 from kerasformer.errors import KerasformerError
 
 
@@ -47,3 +51,70 @@ def test_sample_draws_distinct_aligned_examples_from_every_part_of_a_sorted_spli
     assert sorted(data.sample(500).texts) == sorted(data.texts)
     with pytest.raises(KerasformerError, match="whole number >= 1"):
         data.sample(0)
+
+
+def labeled(labels, prefix="text") -> LabeledTexts:
+    return LabeledTexts(
+        np.array([f"{prefix} {i}" for i in range(len(labels))], dtype=object), np.array(labels)
+    )
+
+
+def test_one_training_class_is_refused_before_splitting():
+    names = ("World", "Sports", "Business", "Sci/Tech")
+    with pytest.raises(
+        KerasformerError,
+        match="news training data has 30 examples, all of class 'Business'; "
+        "a classifier needs examples of at least two classes",
+    ):
+        with_validation_split("news", names, labeled([2] * 30), labeled([0, 1, 2, 3]), 0.2, 0)
+
+
+def user_data(train, validation, test, class_names=("a", "b", "c")) -> TextClassificationData:
+    splits = {"train": train, "validation": validation, "test": test}
+    return TextClassificationData("mine", class_names, splits)
+
+
+def test_user_data_with_a_class_missing_from_validation_is_trainable():
+    data = user_data(labeled([0, 1, 2] * 4), labeled([0, 1]), labeled([2]))
+    assert require_trainable(data) is None
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (
+            user_data(labeled([1] * 6), labeled([0, 1]), labeled([0, 2])),
+            "mine train split has 6 examples, all of class 'b'; a classifier needs examples "
+            "of at least two classes",
+        ),
+        (
+            user_data(labeled([0, 1]), labeled([]), labeled([0, 2])),
+            "mine validation split is empty; give it examples",
+        ),
+        (
+            user_data(labeled([0, 1]), labeled([0, 1]), labeled([0, 3, 4])),
+            r"mine test split has label 3 \(2 outside 0 to 2\)",
+        ),
+        (
+            user_data(labeled([0, 1]), labeled([0, 1]), labeled([-1, 0])),
+            r"mine test split has label -1 \(1 outside 0 to 2\)",
+        ),
+        (
+            user_data(labeled([0.0, 1.0]), labeled([0, 1]), labeled([0, 1])),
+            "mine train labels are float64, not integers",
+        ),
+        (
+            user_data(labeled([0, 1]), labeled([0, 1]), labeled([0, 1]), class_names=("a",)),
+            r"mine names 1 class\(es\) \('a',\); a classifier needs at least two",
+        ),
+        (
+            TextClassificationData("mine", ("a", "b"), {"train": labeled([0, 1])}),
+            "mine has no validation, test split",
+        ),
+    ],
+    ids=["one class", "empty split", "label too high", "negative label", "float labels",
+         "one class name", "missing splits"],
+)  # fmt: skip
+def test_user_data_that_cannot_train_is_one_line(data, message):
+    with pytest.raises(KerasformerError, match=message):
+        require_trainable(data)

@@ -1,5 +1,8 @@
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -8,7 +11,13 @@ from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
 from kerasformer.export import convert_bert
 from kerasformer.export.convert_bert import default_bert_checkpoint_dir
-from tests.conftest import write_tiny_bert_checkpoint
+from tests.conftest import (
+    COMMON_WORDS,
+    SPECIAL_TOKENS,
+    TOPIC_WORDS,
+    run_python,
+    write_tiny_bert_checkpoint,
+)
 from tests.numpy_bert import NumpyBert
 
 SENTENCES = [
@@ -123,3 +132,190 @@ def test_unsupported_activation_and_existing_output_are_clear_errors(tmp_path):
     (tmp_path / "out").mkdir()
     with pytest.raises(KerasformerError, match="already exists; pass --overwrite"):
         convert_bert(checkpoint, tmp_path / "out")
+
+
+# Each case: (config.json overrides, {file: edit of its bytes}, extra CLI arguments,
+# fragments the one error line must hold). The tiny checkpoint has 2 layers, hidden size
+# 16, 2 heads and 64 positions; {vocab} is its vocabulary size, counted from conftest's
+# word lists. Every number expected below is one of those or one written here.
+def drop_last_lines(count):
+    return lambda data: b"".join(data.splitlines(keepends=True)[:-count])
+
+
+def add_lines(count):
+    return lambda data: data + b"".join(b"extra%d\n" % i for i in range(count))
+
+
+BAD_CHECKPOINTS = {
+    "config_has_fewer_layers_than_the_tensors": (
+        {"num_hidden_layers": 1}, {}, [],
+        ["config.json: num_hidden_layers is 1 but model.safetensors holds 2 encoder layers",
+         "set num_hidden_layers to 2"],
+    ),
+    "config_has_more_layers_than_the_tensors": (
+        {"num_hidden_layers": 3}, {}, [],
+        ["config.json: num_hidden_layers is 3 but model.safetensors holds 2 encoder layers",
+         "set num_hidden_layers to 2"],
+    ),
+    "vocab_txt_is_10_lines_short": (
+        {}, {"vocab.txt": drop_last_lines(10)}, [],
+        ["vocab.txt has {short} tokens (lines) but the checkpoint's word embeddings have "
+         "{vocab} rows", "use the vocab.txt that came with these weights"],
+    ),
+    "vocab_txt_is_5_lines_long": (
+        {}, {"vocab.txt": add_lines(5)}, [],
+        ["vocab.txt has {long} tokens (lines) but the checkpoint's word embeddings have "
+         "{vocab} rows"],
+    ),
+    "vocab_txt_lacks_cls": (
+        {}, {"vocab.txt": lambda data: data.replace(b"[CLS]", b"[XLS]")}, [],
+        ["vocab.txt lacks the special tokens [CLS]"],
+    ),
+    "vocab_size_differs_from_the_embeddings": (
+        {"vocab_size": 1000}, {}, [],
+        ["config.json: vocab_size is 1000 but model.safetensors has {vocab} rows in "
+         "embeddings.word_embeddings.weight", "set vocab_size to {vocab}"],
+    ),
+    "hidden_size_differs_from_the_embeddings": (
+        {"hidden_size": 32}, {}, [],
+        ["config.json: hidden_size is 32 but model.safetensors has 16 columns in "
+         "embeddings.word_embeddings.weight", "set hidden_size to 16"],
+    ),
+    "max_positions_differ_from_the_position_table": (
+        {"max_position_embeddings": 512}, {}, [],
+        ["config.json: max_position_embeddings is 512 but model.safetensors has 64 rows",
+         "set max_position_embeddings to 64"],
+    ),
+    "zero_heads": (
+        {"num_attention_heads": 0}, {}, [],
+        ["config.json: num_attention_heads must be a whole number >= 1, got 0"],
+    ),
+    "heads_that_do_not_divide_hidden": (
+        {"num_attention_heads": 3}, {}, [],
+        ["hidden_size 16 is not divisible by num_attention_heads 3",
+         "set num_attention_heads to a divisor of 16"],
+    ),
+    "negative_layers": (
+        {"num_hidden_layers": -2}, {}, [],
+        ["config.json: num_hidden_layers must be a whole number >= 1, got -2"],
+    ),
+    "boolean_hidden_size": (
+        {"hidden_size": True}, {}, [],
+        ["config.json: hidden_size must be a whole number >= 1, got true"],
+    ),
+    "float_layer_count": (
+        {"num_hidden_layers": 2.0}, {}, [],
+        ["config.json: num_hidden_layers must be a whole number >= 1, got 2.0"],
+    ),
+    "dropout_above_one": (
+        {"hidden_dropout_prob": 1.5}, {}, [],
+        ["config.json: hidden_dropout_prob must be a number in [0, 1), got 1.5"],
+    ),
+    "config_json_is_a_list": (
+        {}, {"config.json": lambda data: b"[" + data + b"]"}, [],
+        ["config.json holds a JSON list, not an object of settings",
+         "replace it with the checkpoint's own config.json"],
+    ),
+    "tokenizer_config_is_not_json": (
+        {}, {"tokenizer_config.json": lambda data: b"do_lower_case = True\n"}, [],
+        ["tokenizer_config.json is not valid JSON", "or use the tokenizer_config.json"],
+    ),
+    "do_lower_case_is_a_string": (
+        {}, {"tokenizer_config.json": lambda data: b'{"do_lower_case": "false"}'}, [],
+        ['tokenizer_config.json: do_lower_case must be true or false, got "false"'],
+    ),
+    "latin_1_byte_in_config_json": (
+        {}, {"config.json": lambda data: data.replace(b'"bert"', b'"bert", "x": "caf\xe9"')},
+        [], ["config.json is not UTF-8 text (byte 0xe9 at offset", "save it as UTF-8"],
+    ),
+    "latin_1_byte_in_vocab_txt": (
+        {}, {"vocab.txt": lambda data: data.replace(b"[MASK]", b"caf\xe9")}, [],
+        ["vocab.txt is not UTF-8 text (byte 0xe9 at offset",
+         "use the vocab.txt that came with these weights"],
+    ),
+    "latin_1_byte_in_tokenizer_config": (
+        {}, {"tokenizer_config.json": lambda data: b'{"do_lower_case": true, "x": "caf\xe9"}'},
+        [], ["tokenizer_config.json is not UTF-8 text (byte 0xe9 at offset"],
+    ),
+    "seq_length_beyond_the_position_table": (
+        {}, {}, ["--seq-length", "128"],
+        ["--seq-length 128 exceeds the checkpoint's max_position_embeddings 64",
+         "pass --seq-length 64 or less"],
+    ),
+}  # fmt: skip
+
+# Runs every case's `kerasformer convert-bert` in one interpreter (TensorFlow starts once)
+# and prints {case: [exit status, stderr]}; an exception escaping main() is recorded as
+# exit status None with its traceback, as a user would see it.
+CLI_DRIVER = """
+import contextlib, io, json, sys, traceback
+import kerasformer.export.convert_bert  # TensorFlow's import-time noise stays out of cases
+from kerasformer.cli.main import main
+results = {}
+for name, argv in json.loads(open(sys.argv[1]).read()).items():
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(argv)
+        except BaseException:
+            traceback.print_exc()
+            code = None
+    results[name] = [code, stderr.getvalue()]
+print(json.dumps(results))
+"""
+
+
+def break_checkpoint(directory, overrides, edits):
+    write_tiny_bert_checkpoint(directory, config_overrides=overrides)
+    for name, edit in edits.items():
+        (directory / name).write_bytes(edit((directory / name).read_bytes()))
+    return directory
+
+
+@pytest.fixture(scope="module")
+def cli_errors(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bad_bert")
+    argvs = {
+        name: ["convert-bert", str(break_checkpoint(root / name, overrides, edits)),
+               "--out", str(root / name / "hub"), "--seq-length", "16", *extra]
+        for name, (overrides, edits, extra, _) in BAD_CHECKPOINTS.items()
+    }  # fmt: skip
+    (root / "cases.json").write_text(json.dumps(argvs))
+    finished = run_python(CLI_DRIVER, str(root / "cases.json"), timeout=900)
+    assert finished.returncode == 0, finished.stderr
+    return json.loads(finished.stdout.splitlines()[-1])
+
+
+def tiny_vocab_size():
+    return len(SPECIAL_TOKENS) + len(
+        {word for text in TOPIC_WORDS.values() for word in text.split()} | set(COMMON_WORDS)
+    )
+
+
+@pytest.mark.parametrize("case", BAD_CHECKPOINTS)
+def test_cli_refuses_a_bad_checkpoint_in_one_line(cli_errors, case):
+    vocab = tiny_vocab_size()
+    code, stderr = cli_errors[case]
+    assert code == 2, stderr
+    assert stderr.startswith("kerasformer: error: ") and stderr.count("\n") == 1, stderr
+    for fragment in BAD_CHECKPOINTS[case][3]:
+        assert fragment.format(vocab=vocab, short=vocab - 10, long=vocab + 5) in stderr
+
+
+def test_command_line_refuses_a_config_that_drops_layers(tmp_path):
+    checkpoint = write_tiny_bert_checkpoint(
+        tmp_path / "ckpt", config_overrides={"num_hidden_layers": 1}
+    )
+    finished = subprocess.run(
+        [sys.executable, "-m", "kerasformer.cli.main", "convert-bert", str(checkpoint),
+         "--out", str(tmp_path / "hub"), "--seq-length", "16"],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )  # fmt: skip
+    assert finished.returncode == 2
+    assert finished.stderr == (
+        f"kerasformer: error: {checkpoint / 'config.json'}: num_hidden_layers is 1 but "
+        "model.safetensors holds 2 encoder layers (encoder.layer.0 to encoder.layer.1); set "
+        "num_hidden_layers to 2 or use the config.json that came with these weights.\n"
+    )
+    assert not (tmp_path / "hub").exists()

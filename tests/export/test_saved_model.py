@@ -81,15 +81,6 @@ def test_keras_file_beside_the_saved_model_loads_and_agrees(trained_bbc):
     )
 
 
-def test_text_without_words_is_an_error_naming_it_not_nan(trained_bbc):
-    classifier = ExportedClassifier(trained_bbc.export_dir)
-    texts = ["fine words"] * 20 + ["?!", "more words", ""]
-    with pytest.raises(KerasformerError, match=r"no words .*input index: 20, 22$"):
-        classifier.predict_proba(texts, batch_size=8)
-    with pytest.raises(KerasformerError, match=r"no words .*input index: 0, 1$"):
-        classifier.predict_proba(["", "..."])  # a batch with no words at all
-
-
 @pytest.fixture
 def small_model():
     model = build_transformer_classifier(3, vocab_size=50, maxlen=8)

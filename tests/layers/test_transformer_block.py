@@ -1,9 +1,11 @@
 import inspect
+import json
 
 import numpy as np
 import pytest
 
 from kerasformer.backend import keras, tf
+from kerasformer.errors import KerasformerError
 from kerasformer.layers import TokenAndPositionEmbedding, TransformerBlock
 from tests.numpy_reference import transformer_block
 
@@ -122,17 +124,41 @@ def test_key_dim_defaults_to_embed_dim_over_heads_and_seed_width_is_reachable():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(embed_dim=10, num_heads=3, ff_dim=8), "not divisible"),
-        (dict(embed_dim=0, num_heads=1, ff_dim=8), "embed_dim"),
-        (dict(embed_dim=8, num_heads=2, ff_dim=-1), "ff_dim"),
-        (dict(embed_dim=8, num_heads=2, ff_dim=8, dropout=1.5), "dropout"),
-        (dict(embed_dim=8, num_heads=2, ff_dim=8, key_dim=0), "key_dim"),
-        (dict(embed_dim=8, num_heads=2, ff_dim=8, layer_norm_epsilon=0), "layer_norm_epsilon"),
+        (dict(embed_dim=10, num_heads=3, ff_dim=8), "^embed_dim=10 is not divisible"),
+        (dict(embed_dim=0, num_heads=1, ff_dim=8), "^`embed_dim` must be"),
+        (dict(embed_dim=8, num_heads=2, ff_dim=-1), "^`ff_dim` must be"),
+        (dict(embed_dim=8, num_heads=np.float32(2), ff_dim=8), "^`num_heads` must be"),
+        (dict(embed_dim=8, num_heads=2, ff_dim=8, dropout=1.5), "^`dropout` must be"),
+        (dict(embed_dim=8, num_heads=2, ff_dim=8, dropout=float("nan")), "^`dropout` must be"),
+        (dict(embed_dim=8, num_heads=2, ff_dim=8, key_dim=0), "^`key_dim` must be"),
+        (dict(embed_dim=8, num_heads=2, ff_dim=8, layer_norm_epsilon=0), "^`layer_norm_epsilon`"),
+        (dict(embed_dim=8, num_heads=2, ff_dim=8, layer_norm_epsilon="1e-6"), "^`layer_norm_eps"),
+        (dict(embed_dim=8, num_heads=2, ff_dim=8, norm_first="false"), "^`norm_first` must be"),
     ],
 )
-def test_invalid_arguments_are_rejected(kwargs, message):
-    with pytest.raises(ValueError, match=message):
+def test_invalid_arguments_are_a_one_line_kerasformer_error(kwargs, message):
+    with pytest.raises(KerasformerError, match=message) as caught:
         TransformerBlock(**kwargs)
+    assert isinstance(caught.value, ValueError)  # what Keras users catch
+
+
+def test_numpy_sizes_and_rates_are_accepted_and_stored_as_python_numbers():
+    block = TransformerBlock(
+        np.int64(8), num_heads=np.int32(2), ff_dim=np.int64(16), dropout=np.float32(0.25),
+        attention_dropout=np.float64(0.5), layer_norm_epsilon=np.float32(1e-3),
+        norm_first=np.bool_(True),
+    )  # fmt: skip
+    config = block.get_config()
+    expected = dict(
+        embed_dim=8, num_heads=2, ff_dim=16, key_dim=4, dropout=0.25, attention_dropout=0.5,
+        layer_norm_epsilon=float(np.float32(1e-3)), norm_first=True,
+    )  # fmt: skip
+    assert {key: config[key] for key in expected} == expected
+    assert {key: type(config[key]) for key in expected} == {
+        key: type(value) for key, value in expected.items()
+    }
+    json.dumps(config)  # a NumPy scalar anywhere in it would raise TypeError
+    assert block(tf.zeros((1, 3, 8))).shape == (1, 3, 8)
 
 
 def test_input_width_must_match_embed_dim():

@@ -1,3 +1,4 @@
+import json
 import socket
 
 import numpy as np
@@ -5,8 +6,10 @@ import pytest
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.export import ExportedClassifier, export_classifier
 from kerasformer.models import build_bert_classifier
-from kerasformer.models.bert_classifier import ONLINE_ENCODER, ONLINE_PREPROCESS
+from kerasformer.models.bert_classifier import ONLINE_ENCODER, ONLINE_PREPROCESS, HubLayer
+from tests.conftest import run_python
 
 
 def test_functional_model_in_the_seeds_shape(tiny_hub_bert):
@@ -15,10 +18,11 @@ def test_functional_model_in_the_seeds_shape(tiny_hub_bert):
     model = build_bert_classifier(4, tiny_hub_bert.preprocess, tiny_hub_bert.encoder)
     assert isinstance(model, keras.Model) and not isinstance(model, keras.Sequential)
     kinds = [type(layer) for layer in model.layers]
+    assert issubclass(HubLayer, hub.KerasLayer)
     assert kinds == [
         keras.layers.InputLayer,
-        hub.KerasLayer,
-        hub.KerasLayer,
+        HubLayer,
+        HubLayer,
         keras.layers.Dropout,
         keras.layers.Dense,
     ]
@@ -52,3 +56,25 @@ def test_unreachable_url_fails_fast_and_says_how_to_make_local_handles(monkeypat
 def test_missing_local_handle_is_a_clear_error(tmp_path, tiny_hub_bert):
     with pytest.raises(KerasformerError, match="--encoder .* is not a SavedModel directory"):
         build_bert_classifier(4, tiny_hub_bert.preprocess, tmp_path)
+
+
+LOAD_KERAS_FILE = """
+import json, sys
+import kerasformer.models  # registers HubLayer; `import kerasformer` will once it imports models
+import tensorflow as tf
+import tf_keras
+
+model = tf_keras.models.load_model(sys.argv[1])
+print(json.dumps(model.predict(tf.constant(json.loads(sys.argv[2])), verbose=0).tolist()))
+"""
+
+
+def test_exported_model_keras_loads_with_plain_tf_keras(tiny_hub_bert, tmp_path):
+    model = build_bert_classifier(4, tiny_hub_bert.preprocess, tiny_hub_bert.encoder)
+    export_dir = export_classifier(model, ["a", "b", "c", "d"], tmp_path / "bert")
+    texts = ["team goal striker", "bank shares profit"]
+    loaded = run_python(LOAD_KERAS_FILE, str(export_dir / "model.keras"), json.dumps(texts))
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    probabilities = json.loads(loaded.stdout.strip().splitlines()[-1])
+    served = ExportedClassifier(export_dir).predict_proba(texts)
+    np.testing.assert_allclose(probabilities, served, rtol=1e-5, atol=1e-6)

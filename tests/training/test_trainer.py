@@ -1,10 +1,13 @@
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from kerasformer.backend import keras
+from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.export.staged_directory import MARKER_FILE
 from kerasformer.training import TrainingConfig, train
 
 
@@ -87,16 +90,49 @@ def test_overwrite_replaces_an_existing_export(tiny_ag_news_dir, tmp_path):
     export_dir = tmp_path / "export"
     export_dir.mkdir()
     (export_dir / "old.txt").write_text("old")
+    (export_dir / MARKER_FILE).write_text("{}")  # kerasformer wrote it
     train(small_config(tiny_ag_news_dir, export_dir, epochs=1, overwrite=True), verbose=0)
     assert not (export_dir / "old.txt").exists() and (export_dir / "saved_model.pb").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export"]  # no backups, no staging
+
+
+def test_a_failed_export_keeps_the_trained_model_and_says_where(
+    tiny_ag_news_dir, tmp_path, monkeypatch
+):
+    import kerasformer.training.trainer as trainer
+    from kerasformer.export import load_keras_model
+
+    texts = tf.constant(["match team goal", "shares profit market"])
+    trained = {}
+
+    def disk_full(model, class_names, directory):
+        trained["probabilities"] = model(texts).numpy()
+        raise OSError(28, "No space left on device", "saved_model.pb")
+
+    monkeypatch.setattr(trainer, "write_classifier", disk_full)
+    config = small_config(tiny_ag_news_dir, tmp_path / "export", epochs=1)
+    with pytest.raises(KerasformerError) as caught:
+        train(config, verbose=0)
+    message = str(caught.value)
+    assert message.startswith(f"could not export to {tmp_path / 'export'} (No space left")
+    kept = re.search(r"the trained model is kept in (\S+model\.keras)", message)
+    assert kept, message
+    assert not (tmp_path / "export").exists()
+    reloaded = load_keras_model(Path(kept.group(1)).parent)
+    np.testing.assert_allclose(reloaded(texts).numpy(), trained["probabilities"], atol=1e-6)
 
 
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        (dict(epochs=0), "epochs must be a whole number >= 1"),
+        (dict(epochs=0), "epochs must be a whole number from 1 to 100,000"),
+        (dict(epochs=10**20), "epochs must be a whole number from 1 to 100,000"),
         (dict(batch_size=2.5), "batch_size"),
-        (dict(learning_rate=-1.0), "learning_rate must be positive"),
+        (dict(batch_size=10**7), "batch_size must be a whole number from 1 to 1,000,000"),
+        (dict(learning_rate=-1.0), "learning_rate must be a positive finite number"),
+        (dict(learning_rate=float("inf")), "learning_rate must be a positive finite number"),
+        (dict(fine_tune_learning_rate=float("nan")), "fine_tune_learning_rate must be"),
+        (dict(model_options=dict(maxlen=10**8)), "maxlen 100,000,000 at embed_dim 32 need"),
         (dict(validation_fraction=1.0), "validation_fraction"),
         (dict(input_pipeline="tokens"), "input pipeline 'tokens' does not fit"),
         (dict(model="bert", input_pipeline="bucketed"), "choose one of: strings"),
