@@ -4,7 +4,10 @@ Importing the package registers its layers, so models that use them load again w
 ``tf_keras.models.load_model``.
 """
 
-from kerasformer import layers
+from kerasformer import (
+    layers,
+    models,  # noqa: F401  (registers HubLayer, for BERT model.keras files)
+)
 from kerasformer.errors import KerasformerError
 
 __version__ = "0.1.0"

@@ -125,9 +125,7 @@ def convert_bert(
             staged_directory(out, kind="bert-conversion") as staging,
         ):
             # save(), not write(): the Model Garden restore also expects the save counter.
-            checkpoint = tf.train.Checkpoint(encoder=encoder).save(
-                str(Path(scratch) / "encoder")
-            )
+            checkpoint = tf.train.Checkpoint(encoder=encoder).save(str(Path(scratch) / "encoder"))
             export_tfhub_lib.export_model(
                 str(staging / "encoder"),
                 bert_config=bert_config,

@@ -124,9 +124,12 @@ def load_keras_model(export_dir: str | Path) -> keras.Model:
     classifier's ``model.keras`` refers to its preprocess and encoder by their handles,
     which must still exist.
     """
-    # Registers kerasformer's layers, HubLayer included, for loading by name.
+    import tensorflow_hub as hub
+    import tensorflow_text  # noqa: F401  (ops of BERT preprocess models)
+
+    # Register kerasformer's layers, HubLayer included, for loading by name.
     import kerasformer.layers  # noqa: F401
-    from kerasformer.models.bert_classifier import HubLayer
+    import kerasformer.models.bert_classifier  # noqa: F401
 
     path = Path(export_dir) / KERAS_FILE
     if not path.is_file():
@@ -136,8 +139,11 @@ def load_keras_model(export_dir: str | Path) -> keras.Model:
     require_intact_keras_file(path)
     try:
         # BERT classifiers exported before HubLayer existed hold plain hub.KerasLayer
-        # layers, which Keras cannot find by name; HubLayer reads the same config.
-        return keras.models.load_model(path, compile=False, custom_objects={"KerasLayer": HubLayer})
+        # layers, which Keras cannot find by name. Not HubLayer: their weights are
+        # stored under the class's own name.
+        return keras.models.load_model(
+            path, compile=False, custom_objects={"KerasLayer": hub.KerasLayer}
+        )
     except (OSError, ValueError, TypeError) as error:
         raise KerasformerError(f"cannot load {path}: {' '.join(str(error).split())}") from None
 

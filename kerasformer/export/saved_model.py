@@ -16,7 +16,10 @@ from pathlib import Path
 from kerasformer.backend import keras, tf
 from kerasformer.export.staged_directory import require_replaceable, staged_directory
 from kerasformer.models import has_text_vectorizer, text_vectorizer, token_id_classifier
-from kerasformer.models.transformer_classifier import drop_padding_columns
+from kerasformer.models.transformer_classifier import (
+    drop_padding_columns,
+    one_unknown_word_if_empty,
+)
 
 INPUT_NAME = "inputs"
 CLASS_NAMES_FILE = "class_names.txt"
@@ -84,19 +87,10 @@ class ClassifierServing(tf.Module):
         def classify(texts):
             ids = drop_padding_columns(vectorizer(texts))
             known_tokens = tf.reduce_sum(tf.cast(ids > cls.OOV_ID, tf.int32), axis=-1)
-            probabilities = on_ids(cls.one_unknown_word_if_empty(ids), training=False)
+            probabilities = on_ids(one_unknown_word_if_empty(ids), training=False)
             return probabilities, known_tokens
 
         return classify
-
-    @classmethod
-    def one_unknown_word_if_empty(cls, ids: tf.Tensor) -> tf.Tensor:
-        # A text with no tokens leaves the masked average nothing to average (NaN). Read
-        # it as one unknown word instead, so it gets the same kind of guess as a text of
-        # unknown words, and is flagged the same way (no known tokens).
-        first = ids[:, :1]
-        first = tf.where(first == cls.PADDING_ID, tf.cast(cls.OOV_ID, ids.dtype), first)
-        return tf.concat([first, ids[:, 1:]], axis=1)
 
     @staticmethod
     def bert_preprocess_layer(model: keras.Model) -> keras.layers.Layer | None:

@@ -50,7 +50,12 @@ from kerasformer.training.recipes import (
     require_recipe_fits_model,
 )
 from kerasformer.training.reproducibility import make_reproducible
-from kerasformer.training.run_directory import RunDirectory, run_directory_for
+from kerasformer.training.run_directory import (
+    CONFIG_FILE,
+    MAY_DIFFER,
+    RunDirectory,
+    run_directory_for,
+)
 
 HISTORY_FILE = "history.json"
 METRICS_FILE = "metrics.json"
@@ -216,14 +221,13 @@ def train(
         split: evaluate_split(model, data.splits[split], data.class_names, config.batch_size)
         for split in ("validation", "test")
     }
-    if export_dir is not None and not chief:
-        with worker_export_dir(export_dir, strategy) as scratch:
-            if os.environ.get("H6_EXPORT"):
-                export_trained(model, data, config, history, metrics, interrupted, scratch)
-        remove_empty_directories(run.path)
-    elif export_dir is not None:
-        export_trained(model, data, config, history, metrics, interrupted, export_dir)
-        if interrupted:
+    if export_dir is not None:
+        # Every worker saves (see worker_export_dir); only the chief's export is kept.
+        with worker_export_dir(export_dir, strategy) as written:
+            export_trained(model, data, config, history, metrics, interrupted, written)
+        if not chief:
+            remove_empty_directories(run.path)  # the chief keeps or deletes its own
+        elif interrupted:
             print(
                 f"Backups of the completed epochs stay in {run.path}; the same command with "
                 "--resume continues the run."
@@ -243,7 +247,28 @@ def chief_run_directory(export_dir: Path, config: TrainingConfig) -> RunDirector
     before that, so the run found there is this one. Keras restores every worker from
     the chief's backups there, so resuming needs a filesystem that all workers share.
     """
-    return RunDirectory(run_directory_for(export_dir), asdict(config), resume=True, writer=False)
+    path = run_directory_for(export_dir)
+    require_settings_of_the_chief(path, config)
+    return RunDirectory(path, asdict(config), resume=True, writer=False)
+
+
+def require_settings_of_the_chief(path: Path, config: TrainingConfig) -> None:
+    """Refuse to train with other settings than the chief: the workers would disagree.
+
+    Only possible where this worker sees the chief's run directory (a shared filesystem).
+    """
+    saved_file = path / CONFIG_FILE
+    if not saved_file.is_file():
+        return
+    saved = json.loads(saved_file.read_text(encoding="utf-8"))
+    ours = json.loads(json.dumps(asdict(config), default=str))  # as the chief saved its own
+    differing = sorted(key for key in saved.keys() | ours.keys()
+                       if key not in MAY_DIFFER and saved.get(key) != ours.get(key))  # fmt: skip
+    if differing:
+        raise KerasformerError(
+            f"this worker's settings differ from the chief's ({', '.join(differing)}); start "
+            "every worker with the same command, only TF_CONFIG's task index differing."
+        )
 
 
 def export_trained(model, data, config, history, metrics, interrupted, export_dir) -> None:

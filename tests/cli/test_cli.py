@@ -131,16 +131,18 @@ def test_console_script_errors_have_no_traceback(trained_bbc, tmp_path):
     exe = shutil.which("kerasformer")
     assert exe, "pip install -e . puts the kerasformer command on PATH"
     empty = subprocess.run(
-        [exe, "predict", str(trained_bbc.export_dir), "fine", "..."],
+        [exe, "predict", str(trained_bbc.export_dir), "fine", "-"],
+        input="",
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert empty.returncode == 2
     assert "Traceback" not in empty.stderr
-    assert empty.stderr.strip().splitlines()[-1] == (
-        "kerasformer: error: cannot classify a text with no words (empty or punctuation only); "
-        "input index: 1"
+    assert (
+        empty.stderr.strip()
+        .splitlines()[-1]
+        .startswith("kerasformer: error: '-' reads texts from standard input, but it was empty")
     )
     existing = subprocess.run(
         [exe, "train", "--export-dir", str(trained_bbc.export_dir)],
@@ -152,16 +154,17 @@ def test_console_script_errors_have_no_traceback(trained_bbc, tmp_path):
     assert "Traceback" not in existing.stderr
 
 
-def test_predict_reads_texts_from_stdin(capsys, monkeypatch, trained_bbc):
+def test_predict_reads_texts_from_stdin_one_record_per_line(capsys, monkeypatch, trained_bbc):
     import io
 
-    monkeypatch.setattr("sys.stdin", io.StringIO("Shares rose sharply\n\nThe striker scored\n"))
+    lines = b"Shares rose sharply\n\nThe striker scored\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(lines)))
     code, out, err = run_cli(capsys, "predict", str(trained_bbc.export_dir), "--json", "-")
     assert code == 0, err
-    assert [json.loads(line)["text"] for line in out.splitlines()] == [
-        "Shares rose sharply",
-        "The striker scored",
-    ]
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["text"] for r in records] == ["Shares rose sharply", "", "The striker scored"]
+    assert [r["status"] for r in records] == ["ok", "warning", "ok"]
+    assert [r["class"] for r in records[::2]] == ["business", "sports"]
 
 
 def test_convert_bert_then_train_bert_from_local_handles(

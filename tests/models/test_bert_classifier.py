@@ -60,7 +60,7 @@ def test_missing_local_handle_is_a_clear_error(tmp_path, tiny_hub_bert):
 
 LOAD_KERAS_FILE = """
 import json, sys
-import kerasformer.models  # registers HubLayer; `import kerasformer` will once it imports models
+import kerasformer  # registers HubLayer, the layer that wraps TF-Hub models
 import tensorflow as tf
 import tf_keras
 
