@@ -141,12 +141,12 @@ def two_worker_run(tiny_ag_news_dir, tmp_path_factory):
 
 def test_both_workers_end_with_the_weights_of_one_process(two_worker_run):
     tmp_path, reference = two_worker_run
-    expected = [weight.numpy() for weight in reference.model.trainable_weights]
-    for index in range(WORKERS):
-        weights = trainable_weights(tmp_path / f"weights-{index}.npz")
-        assert len(weights) == len(expected)
-        for got, want in zip(weights, expected, strict=True):
-            np.testing.assert_allclose(got, want, atol=1e-5, err_msg=f"worker {index}")
+    chief, other = (trainable_weights(tmp_path / f"weights-{i}.npz") for i in range(WORKERS))
+    assert len(chief) == len(other) == len(reference.model.trainable_weights)
+    for chief_weight, other_weight in zip(chief, other, strict=True):
+        np.testing.assert_array_equal(other_weight, chief_weight)  # all-reduced: identical
+    for got, weight in zip(chief, reference.model.trainable_weights, strict=True):
+        np.testing.assert_allclose(got, weight.numpy(), atol=1e-5, err_msg=weight.name)
 
 
 def test_the_chief_alone_exports_and_the_export_is_complete(two_worker_run):
