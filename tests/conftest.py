@@ -58,6 +58,20 @@ def trained_bbc(tmp_path_factory):
     return train(TrainingConfig(dataset="bbc_news", export_dir=str(export_dir)), verbose=0)
 
 
+@pytest.fixture(scope="session")
+def tiny_transformer(tiny_ag_news_dir, tmp_path_factory):
+    """A small transformer trained for one epoch on the synthetic AG News words, exported."""
+    from kerasformer.training import TrainingConfig, train
+
+    export_dir = tmp_path_factory.mktemp("tiny_transformer") / "ag_news-transformer"
+    options = dict(vocab_size=200, maxlen=32, embed_dim=8, num_heads=2, ff_dim=8)
+    config = TrainingConfig(
+        dataset="ag_news", data_dir=str(tiny_ag_news_dir), epochs=1, batch_size=32,
+        model_options=options, export_dir=str(export_dir),
+    )  # fmt: skip
+    return train(config, verbose=0)
+
+
 def run_python(code: str, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     """Run code in a fresh interpreter, as a user's separate process would."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}

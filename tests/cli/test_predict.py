@@ -18,20 +18,6 @@ NO_KNOWN_WORD_LINES = {10: "", 20: "?!", 30: "日本語のニュース", 40: "�
 STDIN_LINES = 1000
 
 
-@pytest.fixture(scope="module")
-def tiny_transformer(tiny_ag_news_dir, tmp_path_factory):
-    """A small transformer trained on the synthetic AG News words, exported."""
-    from kerasformer.training import TrainingConfig, train
-
-    export_dir = tmp_path_factory.mktemp("predict") / "ag_news-transformer"
-    options = dict(vocab_size=200, maxlen=32, embed_dim=8, num_heads=2, ff_dim=8)
-    config = TrainingConfig(
-        dataset="ag_news", data_dir=str(tiny_ag_news_dir), epochs=1, batch_size=32,
-        model_options=options, export_dir=str(export_dir),
-    )  # fmt: skip
-    return train(config, verbose=0)
-
-
 def run_predict(*args, stdin: bytes = b"") -> subprocess.CompletedProcess:
     """The command in its own process; arguments and stdin are passed as raw bytes."""
     return subprocess.run(
