@@ -1,14 +1,19 @@
 """kerasformer: transformer text classifiers for Keras.
 
 Importing the package registers its layers, so models that use them load again with
-``tf_keras.models.load_model``.
+``load_model``. The layers follow the Keras that `kerasformer.layers.backend` chose
+(tf-keras by default, Keras 3 with ``KERASFORMER_KERAS=3``); the TF-Hub/BERT family,
+training, export and the command line always use tf-keras and are loaded when TensorFlow
+is installed.
 """
 
-from kerasformer import (
-    layers,
-    models,  # noqa: F401  (registers HubLayer, for BERT model.keras files)
-)
+import importlib.util
+
+from kerasformer import layers
 from kerasformer.errors import KerasformerError
+
+if all(importlib.util.find_spec(name) for name in ("tensorflow", "tf_keras")):
+    from kerasformer import models  # noqa: F401  (registers HubLayer, for BERT model.keras)
 
 __version__ = "0.1.0"
 

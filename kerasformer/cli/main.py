@@ -30,6 +30,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from kerasformer.errors import KerasformerError
+    from kerasformer.layers import backend
+
+    if backend.KERAS_VERSION != 2:
+        return fail(
+            f"{backend.ENVIRONMENT_VARIABLE}=3 makes kerasformer's layers Keras 3 layers, but "
+            "the kerasformer command trains and exports with tf-keras; unset "
+            f"{backend.ENVIRONMENT_VARIABLE} to run it."
+        )
 
     try:
         return args.run(args) or 0

@@ -93,6 +93,10 @@ def add_parser(subparsers) -> None:
     for flag, kind, text in TRANSFORMER_OPTIONS:
         group.add_argument(flag, type=kind, help=text)
     group.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
+    group.add_argument(
+        "--position", choices=("learned", "sinusoidal", "rotary", "relative"),
+        help="how the model knows word order (default learned)",
+    )  # fmt: skip
     bert = parser.add_argument_group("bert model")
     bert.add_argument(
         "--preprocess", help="TF-Hub BERT preprocess handle: URL or directory (default: tfhub.dev)"
@@ -161,6 +165,8 @@ def model_options(args: argparse.Namespace) -> dict:
     transformer = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
     if args.norm_first:
         transformer["norm_first"] = True
+    if args.position is not None:
+        transformer["position"] = args.position
     bert = {name: getattr(args, name) for name in ("preprocess", "encoder") if getattr(args, name)}
     if args.dropout is not None:
         bert["dropout"] = args.dropout

@@ -1,14 +1,31 @@
-"""Token embeddings plus learned position embeddings."""
+"""Token embeddings plus position embeddings (learned or sinusoidal)."""
 
 from __future__ import annotations
 
-from kerasformer.backend import keras, serializable, tf
-from kerasformer.layers._validation import require_bool, require_positive_int
+import math
+
+from kerasformer.layers._validation import LayerError, require_bool, require_positive_int
+from kerasformer.layers.backend import (
+    checked_length,
+    keras,
+    name_scope,
+    ops,
+    serializable,
+)
+from kerasformer.layers.sinusoidal_position_encoding import SinusoidalPositionEncoding
+
+POSITIONS = ("learned", "sinusoidal", "none")
 
 
 @serializable
 class TokenAndPositionEmbedding(keras.layers.Layer):
-    """Sum of a token embedding and a learned embedding of each position.
+    """Sum of a token embedding and an embedding of each token's position.
+
+    ``position="learned"`` (the default, as in the seeds) learns one vector per position
+    up to ``maxlen``; ``"sinusoidal"`` adds the fixed encodings of
+    `SinusoidalPositionEncoding` to token vectors scaled by √embed_dim (as in
+    "Attention Is All You Need"); ``"none"`` adds nothing, for attention that encodes
+    positions itself (``TransformerBlock(position="rotary" | "relative")``).
 
     Positions are counted over the actual length of the input, so a batch of any length
     up to ``maxlen`` works and padding appended at the end does not move the positions of
@@ -17,14 +34,15 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
 
     Masking: with ``mask_zero=True`` (the default) token id 0 is padding, and the layer
     produces a Keras mask that is ``False`` at those positions, which downstream layers
-    such as `TransformerBlock` and `GlobalAveragePooling1D` consume.
+    such as `TransformerBlock` and ``GlobalAveragePooling1D`` consume.
 
     Args:
         vocab_size: Number of token ids, including padding (0) and out-of-vocabulary (1).
         maxlen: The longest sequence the layer accepts; the number of learned positions.
         embed_dim: Size of each embedding vector.
         mask_zero: Whether token id 0 is padding and should be masked.
-        embeddings_initializer: Initializer for both embedding tables.
+        embeddings_initializer: Initializer for the embedding tables.
+        position: ``"learned"``, ``"sinusoidal"`` or ``"none"``.
         **kwargs: Standard layer arguments (``name``, ``dtype``, ...).
 
     Call arguments:
@@ -33,9 +51,9 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
     Example:
 
     >>> layer = TokenAndPositionEmbedding(vocab_size=100, maxlen=8, embed_dim=4)
-    >>> out = layer(tf.constant([[5, 7, 0]]))
-    >>> out.shape, layer.compute_mask(tf.constant([[5, 7, 0]])).numpy().tolist()
-    (TensorShape([1, 3, 4]), [[True, True, False]])
+    >>> ids = np.array([[5, 7, 0]])
+    >>> tuple(layer(ids).shape), ops.convert_to_numpy(layer.compute_mask(ids)).tolist()
+    ((1, 3, 4), [[True, True, False]])
     """
 
     def __init__(
@@ -45,6 +63,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         embed_dim: int,
         mask_zero: bool = True,
         embeddings_initializer="uniform",
+        position: str = "learned",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -53,6 +72,16 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         self.embed_dim = require_positive_int("embed_dim", embed_dim)
         self.mask_zero = require_bool("mask_zero", mask_zero)
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
+        if position not in POSITIONS:
+            raise LayerError(
+                f"`position` must be one of {', '.join(POSITIONS)}, got {position!r}; "
+                "rotary and relative positions are set on TransformerBlock instead."
+            )
+        if position == "sinusoidal" and self.embed_dim % 2:
+            raise LayerError(
+                f"sinusoidal positions need an even embed_dim, got {self.embed_dim}."
+            )
+        self.position = position
         self.supports_masking = self.mask_zero
         self.token_embedding = keras.layers.Embedding(
             self.vocab_size,
@@ -60,25 +89,38 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             embeddings_initializer=_fresh_copy(self.embeddings_initializer),
             name="token_embedding",
         )
-        self.position_embedding = keras.layers.Embedding(
-            self.maxlen,
-            self.embed_dim,
-            embeddings_initializer=_fresh_copy(self.embeddings_initializer),
-            name="position_embedding",
-        )
+        self.position_embedding = None
+        if position == "learned":
+            self.position_embedding = keras.layers.Embedding(
+                self.maxlen,
+                self.embed_dim,
+                embeddings_initializer=_fresh_copy(self.embeddings_initializer),
+                name="position_embedding",
+            )
+        elif position == "sinusoidal":
+            self.position_embedding = SinusoidalPositionEncoding(name="position_encoding")
 
     def build(self, input_shape):
         self._require_static_length_within_maxlen(input_shape[-1])
-        with tf.name_scope(self.token_embedding.name):
+        with name_scope(self.token_embedding.name):
             self.token_embedding.build(input_shape)
-        with tf.name_scope(self.position_embedding.name):
-            self.position_embedding.build((None,))
-        super().build(input_shape)
+        if self.position == "learned":
+            with name_scope(self.position_embedding.name):
+                self.position_embedding.build((None,))
+        self.built = True
 
     def call(self, inputs):
         self._require_static_length_within_maxlen(inputs.shape[-1])
-        positions = self._positions(tf.shape(inputs)[-1])
-        return self.token_embedding(inputs) + self.position_embedding(positions)
+        length = checked_length(ops.shape(inputs)[-1], self.maxlen, self._too_long())
+        embedded = self.token_embedding(inputs)
+        if self.position == "learned":
+            return embedded + self.position_embedding(self._positions(length))
+        if self.position == "sinusoidal":
+            # As in the paper (section 3.4): token vectors scaled by √d, so the fixed
+            # encodings in [-1, 1] do not drown small initial embeddings.
+            embedded = embedded * math.sqrt(self.embed_dim)
+            return embedded + self.position_embedding(embedded)
+        return embedded
 
     def _require_static_length_within_maxlen(self, length: int | None) -> None:
         # Known when tracing (eager calls, Keras inputs, NumPy data): a Python error. A
@@ -90,30 +132,30 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
                 f"maxlen={self.maxlen}; {_FIX}"
             )
 
-    def _positions(self, length):
-        """``0 .. length - 1``, refusing any ``length`` beyond ``maxlen``.
+    def _too_long(self) -> str:
+        return f"TokenAndPositionEmbedding got a sequence longer than maxlen={self.maxlen}; {_FIX}"
 
-        In a graph the length is only known at run time, so an assert checks it. XLA
-        drops asserts and clamps out-of-range gathers, which would silently reuse the
-        last position's embedding; so the positions are also a slice of ``maxlen``
-        positions, which XLA (compiling for each concrete shape) rejects when
-        compiling: "Expected size[0] in [0, maxlen], but got length". Model Garden's
-        and KerasHub's position embeddings slice their table for the same reason.
+    def _positions(self, length):
+        """``0 .. length - 1`` for a ``length`` already checked against ``maxlen``.
+
+        In a TensorFlow graph the length may only be known at run time, where an
+        assertion checks it. XLA drops assertions and clamps out-of-range gathers, which
+        would silently reuse the last position's embedding; so the positions are a slice
+        of ``maxlen`` positions, which XLA (compiling for each concrete shape) rejects
+        when compiling: "Expected size[0] in [0, maxlen], but got length". Model
+        Garden's and KerasHub's position embeddings slice their table for the same reason.
         """
-        check = tf.debugging.Assert(
-            length <= self.maxlen,
-            [f"TokenAndPositionEmbedding got a sequence longer than maxlen={self.maxlen}; {_FIX}"],
-        )
-        with tf.control_dependencies([check]):
-            return tf.slice(tf.range(self.maxlen), [0], [length], name="positions_up_to_maxlen")
+        # The scope names the op in TensorFlow's error message.
+        with name_scope("positions_up_to_maxlen"):
+            return ops.slice(ops.arange(self.maxlen), [0], [length])
 
     def compute_mask(self, inputs, mask=None):
         if not self.mask_zero:
             return None
-        return tf.not_equal(inputs, 0)
+        return ops.not_equal(inputs, 0)
 
     def compute_output_shape(self, input_shape):
-        return tf.TensorShape(input_shape).concatenate([self.embed_dim])
+        return (*tuple(input_shape), self.embed_dim)
 
     def get_config(self):
         config = super().get_config()
@@ -123,6 +165,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             embed_dim=self.embed_dim,
             mask_zero=self.mask_zero,
             embeddings_initializer=keras.initializers.serialize(self.embeddings_initializer),
+            position=self.position,
         )
         return config
 

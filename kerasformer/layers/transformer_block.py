@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kerasformer.backend import keras, serializable, tf
+from kerasformer.layers._residual import residual
 from kerasformer.layers._validation import (
     LayerError,
     require_bool,
@@ -10,6 +10,8 @@ from kerasformer.layers._validation import (
     require_positive_number,
     require_rate,
 )
+from kerasformer.layers.backend import keras, name_scope, serializable
+from kerasformer.layers.multi_head_attention import MultiHeadAttention, require_position
 
 
 @serializable
@@ -21,6 +23,11 @@ class TransformerBlock(keras.layers.Layer):
     seed 001) the normalisation follows each residual sum; with ``norm_first=True``
     (pre-LN, seed 003) it is applied to the sub-layer input, which trains more stably
     without learning-rate warm-up.
+
+    Positions: with absolute positions (learned or sinusoidal, added by
+    `TokenAndPositionEmbedding`) keep ``position="none"``; ``"rotary"`` rotates queries and
+    keys and ``"relative"`` adds T5 relative position biases inside the attention (seed
+    003). ``attention_span`` lets each head learn how far it looks (seed 004).
 
     Masking: a Keras mask of shape ``(batch, length)`` (``True`` for real tokens), as
     produced by `TokenAndPositionEmbedding`, keeps every query from attending to padded
@@ -39,6 +46,8 @@ class TransformerBlock(keras.layers.Layer):
         activation: Activation of the feed-forward hidden layer.
         attention_dropout: Dropout rate on the attention weights.
         layer_norm_epsilon: Epsilon of both layer normalisations.
+        position: ``"none"``, ``"rotary"`` or ``"relative"``, for the attention.
+        attention_span: If set, the largest adaptive span per head (`AdaptiveAttentionSpan`).
         **kwargs: Standard layer arguments (``name``, ``dtype``, ...).
 
     Call arguments:
@@ -50,11 +59,11 @@ class TransformerBlock(keras.layers.Layer):
 
     Example:
 
-    >>> block = TransformerBlock(embed_dim=8, num_heads=2, ff_dim=16)
-    >>> x = tf.random.normal((1, 5, 8))
+    >>> block = TransformerBlock(embed_dim=8, num_heads=2, ff_dim=16, position="rotary")
+    >>> x = np.random.rand(1, 5, 8).astype("float32")
     >>> out, scores = block(x, return_attention_scores=True)
-    >>> out.shape, scores.shape
-    (TensorShape([1, 5, 8]), TensorShape([1, 2, 5, 5]))
+    >>> tuple(out.shape), tuple(scores.shape)
+    ((1, 5, 8), (1, 2, 5, 5))
     """
 
     def __init__(
@@ -68,6 +77,8 @@ class TransformerBlock(keras.layers.Layer):
         activation="relu",
         attention_dropout: float = 0.0,
         layer_norm_epsilon: float = 1e-6,
+        position: str = "none",
+        attention_span: int | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -75,19 +86,24 @@ class TransformerBlock(keras.layers.Layer):
         self.num_heads = require_positive_int("num_heads", num_heads)
         self.ff_dim = require_positive_int("ff_dim", ff_dim)
         self.dropout = require_rate("dropout", dropout)
-        self.key_dim = self._checked_key_dim(key_dim)
+        self.key_dim = checked_key_dim(key_dim, self.embed_dim, self.num_heads)
         self.norm_first = require_bool("norm_first", norm_first)
         self.activation = keras.activations.get(activation)
         self.attention_dropout = require_rate("attention_dropout", attention_dropout)
         self.layer_norm_epsilon = require_positive_number("layer_norm_epsilon", layer_norm_epsilon)
+        self.position = require_position(position)
+        self.attention_span = attention_span
         self.supports_masking = True
 
-        self.attention = keras.layers.MultiHeadAttention(
+        self.attention = MultiHeadAttention(
             num_heads=self.num_heads,
             key_dim=self.key_dim,
             dropout=self.attention_dropout,
+            position=self.position,
+            attention_span=attention_span,
             name="attention",
         )
+        self.attention_span = self.attention.attention_span
         self.attention_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="attention_norm"
         )
@@ -103,71 +119,48 @@ class TransformerBlock(keras.layers.Layer):
         )
         self.ff_dropout_layer = keras.layers.Dropout(self.dropout, name="ff_output_dropout")
 
-    def _checked_key_dim(self, key_dim) -> int:
-        if key_dim is not None:
-            return require_positive_int("key_dim", key_dim)
-        if self.embed_dim % self.num_heads:
-            raise LayerError(
-                f"embed_dim={self.embed_dim} is not divisible by num_heads={self.num_heads}; "
-                "pass key_dim explicitly or choose a divisor."
-            )
-        return self.embed_dim // self.num_heads
-
     def build(self, input_shape):
-        input_shape = tf.TensorShape(input_shape)
-        if input_shape[-1] is not None and input_shape[-1] != self.embed_dim:
-            # A plain ValueError: build can run inside Keras' traced fit/predict, which
-            # re-raises built-in error types only.
-            raise ValueError(
-                f"TransformerBlock(embed_dim={self.embed_dim}) got inputs with last "
-                f"dimension {input_shape[-1]}; the residual connections need them equal."
-            )
-        # MultiHeadAttention creates its weights on its first call and has no public way
-        # to build them from a shape, so call it once on a one-token probe.
-        with tf.init_scope():
-            probe = tf.zeros((1, 1, self.embed_dim), dtype=self.compute_dtype)
-            self.attention(probe, probe)
+        input_shape = tuple(input_shape)
+        require_embed_dim(input_shape, self.embed_dim, "TransformerBlock")
         # Built inside their own scopes so each weight is named after its sub-layer.
-        for layer, shape in (
-            (self.attention_norm, input_shape),
-            (self.ff_hidden, input_shape),
-            (self.ff_output, input_shape[:-1].concatenate([self.ff_dim])),
-            (self.ff_norm, input_shape),
+        for layer, shapes in (
+            (self.attention, (input_shape, input_shape)),
+            (self.attention_norm, (input_shape,)),
+            (self.ff_hidden, (input_shape,)),
+            (self.ff_output, (input_shape[:-1] + (self.ff_dim,),)),
+            (self.ff_norm, (input_shape,)),
         ):
-            with tf.name_scope(layer.name):
-                layer.build(shape)
-        super().build(input_shape)
+            with name_scope(layer.name):
+                layer.build(*shapes)
+        self.built = True
 
     def call(self, inputs, training=None, mask=None, return_attention_scores=False):
-        attention_mask = None if mask is None else tf.cast(mask, tf.bool)[:, tf.newaxis, :]
-        x = inputs
-        attention_input = self.attention_norm(x) if self.norm_first else x
-        attended, scores = self.attention(
-            attention_input,
-            attention_input,
-            attention_mask=attention_mask,
-            return_attention_scores=True,
-            training=training,
-        )
-        x = x + self.attention_dropout_layer(attended, training=training)
-        if not self.norm_first:
-            x = self.attention_norm(x)
+        def attend(x):
+            return self.attention(
+                x, x, query_mask=mask, value_mask=mask,
+                return_attention_scores=True, training=training,
+            )  # fmt: skip
 
-        ff_input = self.ff_norm(x) if self.norm_first else x
-        ff = self.ff_output(self.ff_hidden(ff_input))
-        x = x + self.ff_dropout_layer(ff, training=training)
-        if not self.norm_first:
-            x = self.ff_norm(x)
-
+        x, scores = residual(
+            inputs, attend, self.attention_norm, self.attention_dropout_layer,
+            self.norm_first, training,
+        )  # fmt: skip
+        x, _ = residual(
+            x, self._feed_forward, self.ff_norm, self.ff_dropout_layer, self.norm_first,
+            training,
+        )  # fmt: skip
         if return_attention_scores:
             return x, scores
         return x
+
+    def _feed_forward(self, x):
+        return self.ff_output(self.ff_hidden(x))
 
     def compute_mask(self, inputs, mask=None):
         return mask
 
     def compute_output_shape(self, input_shape):
-        return tf.TensorShape(input_shape)
+        return tuple(input_shape)
 
     def get_config(self):
         config = super().get_config()
@@ -181,5 +174,29 @@ class TransformerBlock(keras.layers.Layer):
             activation=keras.activations.serialize(self.activation),
             attention_dropout=self.attention_dropout,
             layer_norm_epsilon=self.layer_norm_epsilon,
+            position=self.position,
+            attention_span=self.attention_span,
         )
         return config
+
+
+def checked_key_dim(key_dim, embed_dim: int, num_heads: int) -> int:
+    """``key_dim`` if given, else ``embed_dim // num_heads`` when that divides evenly."""
+    if key_dim is not None:
+        return require_positive_int("key_dim", key_dim)
+    if embed_dim % num_heads:
+        raise LayerError(
+            f"embed_dim={embed_dim} is not divisible by num_heads={num_heads}; "
+            "pass key_dim explicitly or choose a divisor."
+        )
+    return embed_dim // num_heads
+
+
+def require_embed_dim(input_shape: tuple, embed_dim: int, layer: str) -> None:
+    if input_shape[-1] is not None and input_shape[-1] != embed_dim:
+        # A plain ValueError: build can run inside Keras' traced fit/predict, which
+        # re-raises built-in error types only.
+        raise ValueError(
+            f"{layer}(embed_dim={embed_dim}) got inputs with last dimension "
+            f"{input_shape[-1]}; the residual connections need them equal."
+        )

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.layers import backend as layers_backend
 from kerasformer.models.bert_classifier import build_bert_classifier
 from kerasformer.models.transformer_classifier import (
     adapt_vectorizer,
@@ -46,7 +47,8 @@ def build_classifier(
 
 
 def has_text_vectorizer(model: keras.Model) -> bool:
-    return any(isinstance(layer, keras.layers.TextVectorization) for layer in model.layers)
+    vectorizer = layers_backend.keras.layers.TextVectorization
+    return any(isinstance(layer, vectorizer) for layer in model.layers)
 
 
 def string_classifier(model: keras.Model) -> Callable[[tf.Tensor], tf.Tensor]:

@@ -9,6 +9,15 @@ import numpy as np
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.layers import TokenAndPositionEmbedding, TransformerBlock
+from kerasformer.layers import backend as layers_backend
+
+# Where each position scheme lives: (TokenAndPositionEmbedding, TransformerBlock).
+POSITIONS = {
+    "learned": ("learned", "none"),
+    "sinusoidal": ("sinusoidal", "none"),
+    "rotary": ("none", "rotary"),
+    "relative": ("none", "relative"),
+}
 
 DEFAULTS = dict(
     vocab_size=20_000,
@@ -35,6 +44,7 @@ def build_transformer_classifier(
     dense_units: int = DEFAULTS["dense_units"],
     key_dim: int | None = None,
     norm_first: bool = False,
+    position: str = "learned",
     name: str = "transformer_classifier",
 ) -> keras.Sequential:
     """Build the seed's classifier: raw strings in, class probabilities out.
@@ -45,6 +55,15 @@ def build_transformer_classifier(
     from attention and from the average. The vectorizer starts empty: call
     `adapt_vectorizer` on training text before training.
 
+    ``position`` is ``"learned"`` (the seed's), ``"sinusoidal"`` (added by the
+    embedding), ``"rotary"`` or ``"relative"`` (inside the attention). ``norm_first``
+    makes the block pre-LN and adds the final layer normalisation pre-LN models need.
+
+    The model is built with the Keras of `kerasformer.layers.backend`: tf-keras by
+    default (what the trainer and the command line use), Keras 3 with
+    ``KERASFORMER_KERAS=3`` (its ``TextVectorization`` runs in models only on the
+    TensorFlow backend).
+
     Example:
 
     >>> model = build_transformer_classifier(num_classes=4)
@@ -54,39 +73,47 @@ def build_transformer_classifier(
     """
     if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
         raise ValueError(f"`num_classes` must be an integer >= 2, got {num_classes!r}.")
-    return keras.Sequential(
-        [
-            keras.Input(shape=(), dtype=tf.string, name="text"),
-            keras.layers.TextVectorization(
-                max_tokens=vocab_size, output_sequence_length=maxlen, name="vectorizer"
-            ),
-            TokenAndPositionEmbedding(vocab_size, maxlen, embed_dim, name="embedding"),
-            TransformerBlock(
-                embed_dim,
-                num_heads,
-                ff_dim,
-                dropout=dropout,
-                key_dim=key_dim,
-                norm_first=norm_first,
-                name="transformer_block",
-            ),
-            keras.layers.GlobalAveragePooling1D(name="pooling"),
-            keras.layers.Dropout(dropout, name="pooled_dropout"),
-            keras.layers.Dense(dense_units, activation="relu", name="hidden"),
-            keras.layers.Dropout(dropout, name="hidden_dropout"),
-            # float32 even under a mixed-precision policy: probabilities need the range.
-            keras.layers.Dense(
-                num_classes, activation="softmax", dtype="float32", name="probabilities"
-            ),
-        ],
-        name=name,
-    )
+    if position not in POSITIONS:
+        raise ValueError(f"`position` must be one of {', '.join(POSITIONS)}, got {position!r}.")
+    embedding_position, attention_position = POSITIONS[position]
+    k = layers_backend.keras
+    layers = [
+        k.Input(shape=(), dtype="string", name="text"),
+        k.layers.TextVectorization(
+            max_tokens=vocab_size, output_sequence_length=maxlen, name="vectorizer"
+        ),
+        TokenAndPositionEmbedding(
+            vocab_size, maxlen, embed_dim, position=embedding_position, name="embedding"
+        ),
+        TransformerBlock(
+            embed_dim,
+            num_heads,
+            ff_dim,
+            dropout=dropout,
+            key_dim=key_dim,
+            norm_first=norm_first,
+            position=attention_position,
+            name="transformer_block",
+        ),
+    ]
+    if norm_first:
+        # Pre-LN leaves the residual stream unnormalised; the final norm fixes its scale.
+        layers.append(k.layers.LayerNormalization(epsilon=1e-6, name="final_norm"))
+    layers += [
+        k.layers.GlobalAveragePooling1D(name="pooling"),
+        k.layers.Dropout(dropout, name="pooled_dropout"),
+        k.layers.Dense(dense_units, activation="relu", name="hidden"),
+        k.layers.Dropout(dropout, name="hidden_dropout"),
+        # float32 even under a mixed-precision policy: probabilities need the range.
+        k.layers.Dense(num_classes, activation="softmax", dtype="float32", name="probabilities"),
+    ]
+    return k.Sequential(layers, name=name)
 
 
 def text_vectorizer(model: keras.Model) -> keras.layers.TextVectorization:
     """The model's ``TextVectorization`` layer."""
     for layer in model.layers:
-        if isinstance(layer, keras.layers.TextVectorization):
+        if isinstance(layer, layers_backend.keras.layers.TextVectorization):
             return layer
     raise ValueError(f"Model {model.name!r} has no TextVectorization layer.")
 
@@ -99,10 +126,11 @@ def token_id_classifier(model: keras.Model) -> keras.Model:
     longest text gives the same probabilities as one padded to ``maxlen``, for less work.
     """
     vectorizer = text_vectorizer(model)
-    x = ids = keras.Input(shape=(None,), dtype="int64", name="token_ids")
+    k = layers_backend.keras
+    x = ids = k.Input(shape=(None,), dtype="int64", name="token_ids")
     for layer in model.layers[model.layers.index(vectorizer) + 1 :]:
         x = layer(x)
-    return keras.Model(ids, x, name=f"{model.name}_on_token_ids")
+    return k.Model(ids, x, name=f"{model.name}_on_token_ids")
 
 
 def drop_padding_columns(ids: tf.Tensor) -> tf.Tensor:

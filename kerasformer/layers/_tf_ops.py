@@ -1,0 +1,217 @@
+"""The part of ``keras.ops`` the layers use, written with TensorFlow for tf-keras.
+
+Names, arguments and results follow ``keras.ops`` (Keras 3), so a layer calls
+``ops.softmax(x, axis=-1)`` the same way under both Kerases. Only what the layers need is
+here; the layer tests run under tf-keras and Keras 3 and would catch a difference.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+
+def convert_to_tensor(x, dtype=None):
+    return tf.convert_to_tensor(x, dtype=dtype)
+
+
+def cast(x, dtype):
+    return tf.cast(x, dtype)
+
+
+def shape(x):
+    """Static sizes where known, scalar tensors where not (as ``keras.ops.shape``)."""
+    x = tf.convert_to_tensor(x)
+    dynamic = tf.shape(x)
+    return tuple(
+        dynamic[i] if size is None else size for i, size in enumerate(x.shape.as_list())
+    )
+
+
+def reshape(x, newshape):
+    return tf.reshape(x, newshape)
+
+
+def transpose(x, axes=None):
+    return tf.transpose(x, perm=axes)
+
+
+def expand_dims(x, axis):
+    return tf.expand_dims(x, axis)
+
+
+def squeeze(x, axis=None):
+    return tf.squeeze(x, axis=axis)
+
+
+def einsum(subscripts, *operands):
+    return tf.einsum(subscripts, *operands)
+
+
+def matmul(x1, x2):
+    return tf.linalg.matmul(x1, x2)
+
+
+def softmax(x, axis=-1):
+    return tf.nn.softmax(x, axis=axis)
+
+
+def where(condition, x1, x2):
+    return tf.where(condition, x1, x2)
+
+
+def logical_and(x1, x2):
+    return tf.logical_and(x1, x2)
+
+
+def logical_or(x1, x2):
+    return tf.logical_or(x1, x2)
+
+
+def logical_not(x):
+    return tf.logical_not(x)
+
+
+def equal(x1, x2):
+    return tf.equal(x1, x2)
+
+
+def not_equal(x1, x2):
+    return tf.not_equal(x1, x2)
+
+
+def less(x1, x2):
+    return tf.less(x1, x2)
+
+
+def less_equal(x1, x2):
+    return tf.less_equal(x1, x2)
+
+
+def greater(x1, x2):
+    return tf.greater(x1, x2)
+
+
+def greater_equal(x1, x2):
+    return tf.greater_equal(x1, x2)
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    if stop is None:
+        start, stop = 0, start
+    return tf.range(start, stop, step, dtype=dtype or "int32")
+
+
+def sin(x):
+    return tf.sin(x)
+
+
+def cos(x):
+    return tf.cos(x)
+
+
+def tanh(x):
+    return tf.tanh(x)
+
+
+def exp(x):
+    return tf.exp(x)
+
+
+def log(x):
+    return tf.math.log(x)
+
+
+def sqrt(x):
+    return tf.sqrt(x)
+
+
+def abs(x):  # noqa: A001  (keras.ops.abs)
+    return tf.abs(x)
+
+
+def floor(x):
+    return tf.floor(x)
+
+
+def square(x):
+    return tf.square(x)
+
+
+def power(x1, x2):
+    return tf.pow(x1, x2)
+
+
+def minimum(x1, x2):
+    return tf.minimum(x1, x2)
+
+
+def maximum(x1, x2):
+    return tf.maximum(x1, x2)
+
+
+def clip(x, x_min, x_max):
+    return tf.clip_by_value(x, x_min, x_max)
+
+
+def sum(x, axis=None, keepdims=False):  # noqa: A001  (keras.ops.sum)
+    return tf.reduce_sum(x, axis=axis, keepdims=keepdims)
+
+
+def mean(x, axis=None, keepdims=False):
+    return tf.reduce_mean(x, axis=axis, keepdims=keepdims)
+
+
+def max(x, axis=None, keepdims=False):  # noqa: A001  (keras.ops.max)
+    return tf.reduce_max(x, axis=axis, keepdims=keepdims)
+
+
+def concatenate(xs, axis=0):
+    return tf.concat(xs, axis=axis)
+
+
+def stack(x, axis=0):
+    return tf.stack(x, axis=axis)
+
+
+def split(x, indices_or_sections, axis=0):
+    return tf.split(x, indices_or_sections, axis=axis)
+
+
+def ones_like(x, dtype=None):
+    return tf.ones_like(x, dtype=dtype)
+
+
+def zeros_like(x, dtype=None):
+    return tf.zeros_like(x, dtype=dtype)
+
+
+def zeros(shape, dtype=None):
+    return tf.zeros(shape, dtype=dtype or "float32")
+
+
+def ones(shape, dtype=None):
+    return tf.ones(shape, dtype=dtype or "float32")
+
+
+def full(shape, fill_value, dtype=None):
+    return tf.fill(shape, tf.cast(fill_value, dtype or "float32"))
+
+
+def take(x, indices, axis=None):
+    return tf.gather(x, indices, axis=axis)
+
+
+def one_hot(x, num_classes, axis=-1, dtype=None):
+    return tf.one_hot(x, num_classes, axis=axis, dtype=dtype or "float32")
+
+
+def slice(inputs, start_indices, shape):  # noqa: A001  (keras.ops.slice)
+    return tf.slice(inputs, start_indices, shape)
+
+
+def broadcast_to(x, shape):
+    return tf.broadcast_to(x, shape)
+
+
+def convert_to_numpy(x):
+    return x.numpy() if hasattr(x, "numpy") else tf.get_static_value(x)

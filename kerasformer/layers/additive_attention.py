@@ -1,0 +1,146 @@
+"""Bahdanau's additive attention: score(q, k) = vᵀ tanh(W₁q + W₂k)."""
+
+from __future__ import annotations
+
+from kerasformer.layers._validation import require_positive_int, require_rate
+from kerasformer.layers.backend import keras, keras_mask, name_scope, ops, serializable
+
+
+@serializable
+class AdditiveAttention(keras.layers.Layer):
+    """Additive attention in Bahdanau's form, with the alignment weights out (seeds 000, 001).
+
+    Each query (a decoder state) scores each key (an encoder annotation) with
+    ``vᵀ tanh(W₁q + W₂k)``, the scores are softmaxed over the keys, and the output is the
+    weighted sum of the values: the context vector of Bahdanau et al. (2015), eq. 5-6.
+
+    Keras's ``AdditiveAttention`` computes ``sum(v * tanh(q + k))``: the same score, but
+    without ``W₁`` and ``W₂``, which it leaves to the caller. This layer is those two
+    learned projections (``units`` wide, no bias, as in the paper) in front of Keras's
+    layer, whose ``scale`` is ``v``: the scores, masking and softmax are Keras's. The
+    weighted sum is done here, because tf-keras's layer sizes ``v`` from the values,
+    which only works when values are as wide as the projected keys.
+
+    Masking: Keras masks on ``query`` and ``value`` (``True`` for real tokens) are
+    honoured: padded keys get zero weight, and outputs at padded queries are zero. The
+    output carries the query's mask.
+
+    Args:
+        units: Size of the projected space where queries and keys meet.
+        dropout: Dropout rate on the attention weights.
+        kernel_initializer: Initializer of ``W₁`` and ``W₂``.
+        **kwargs: Standard layer arguments (``name``, ``dtype``, ...).
+
+    Call arguments:
+        query: ``(batch, query_length, query_dim)``, e.g. decoder states.
+        value: ``(batch, key_length, value_dim)``, e.g. encoder outputs.
+        key: ``(batch, key_length, key_dim)``; defaults to ``value``.
+        query_mask, value_mask: ``(batch, length)`` booleans; taken from the inputs'
+            Keras masks when not given.
+        return_attention_scores: Also return the alignment weights
+            ``(batch, query_length, key_length)``.
+        training: Whether dropout is active.
+
+    Example:
+
+    >>> attention = AdditiveAttention(units=16)
+    >>> states, annotations = np.ones((2, 3, 8), "float32"), np.ones((2, 7, 10), "float32")
+    >>> context, alignment = attention(states, annotations, return_attention_scores=True)
+    >>> tuple(context.shape), tuple(alignment.shape)
+    ((2, 3, 10), (2, 3, 7))
+    """
+
+    def __init__(
+        self, units: int, dropout: float = 0.0, kernel_initializer="glorot_uniform", **kwargs
+    ):
+        super().__init__(**kwargs)
+        self.units = require_positive_int("units", units)
+        self.dropout = require_rate("dropout", dropout)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.supports_masking = True
+        self._shapes = None
+        self.query_projection = self._projection("query_projection")  # W₁
+        self.key_projection = self._projection("key_projection")  # W₂
+        self.attention = keras.layers.AdditiveAttention(use_scale=True, name="attention")
+        self.weights_dropout = keras.layers.Dropout(self.dropout, name="weights_dropout")
+
+    def _projection(self, name: str):
+        initializer = self.kernel_initializer.__class__.from_config(
+            self.kernel_initializer.get_config()
+        )
+        return keras.layers.Dense(
+            self.units, use_bias=False, kernel_initializer=initializer, name=name
+        )
+
+    # Keras 3 passes every input's shape to build; tf-keras passes the query's only, so
+    # then the weights are made on the first call, when value and key are known.
+    def build(self, query_shape, value_shape=None, key_shape=None):
+        if value_shape is not None:
+            self._make_weights(query_shape, value_shape, key_shape or value_shape)
+        self.built = True
+
+    def _make_weights(self, query_shape, value_shape, key_shape):
+        self._shapes = {
+            "query_shape": tuple(query_shape),
+            "value_shape": tuple(value_shape),
+            "key_shape": tuple(key_shape),
+        }
+        projected_query = (*tuple(query_shape)[:-1], self.units)
+        projected_key = (*tuple(key_shape)[:-1], self.units)
+        for layer, shape in (
+            (self.query_projection, query_shape),
+            (self.key_projection, key_shape),
+            (self.attention, [projected_query, projected_key, projected_key]),
+        ):
+            with name_scope(layer.name):
+                layer.build(shape)
+
+    def get_build_config(self):
+        return self._shapes
+
+    def build_from_config(self, config):
+        if config:
+            self.build(**config)
+
+    def call(
+        self,
+        query,
+        value,
+        key=None,
+        query_mask=None,
+        value_mask=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        key = value if key is None else key
+        if self._shapes is None:
+            self._make_weights(query.shape, value.shape, key.shape)
+        query_mask = query_mask if query_mask is not None else keras_mask(query)
+        value_mask = value_mask if value_mask is not None else keras_mask(value)
+        projected_key = self.key_projection(key)
+        _, weights = self.attention(
+            [self.query_projection(query), projected_key, projected_key],
+            mask=[query_mask, value_mask],
+            return_attention_scores=True,
+        )
+        context = ops.matmul(self.weights_dropout(weights, training=training), value)
+        if query_mask is not None:
+            context = context * ops.cast(query_mask, context.dtype)[..., None]
+        if return_attention_scores:
+            return context, weights
+        return context
+
+    def compute_mask(self, inputs, mask=None):
+        return mask
+
+    def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
+        return (*tuple(query_shape)[:-1], value_shape[-1])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            units=self.units,
+            dropout=self.dropout,
+            kernel_initializer=keras.initializers.serialize(self.kernel_initializer),
+        )
+        return config

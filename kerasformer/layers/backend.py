@@ -1,0 +1,113 @@
+"""The Keras that kerasformer's layers are built on, chosen once per process.
+
+Every layer in `kerasformer.layers` is written once, against the ``keras`` and ``ops``
+exported here:
+
+- **tf-keras** (Keras 2, the ``tf_keras`` package) is the default whenever it is
+  installed. It is what TF-Hub and the Model Garden need, so the BERT family, the trainer
+  and the ``kerasformer`` command always use it, and today's users see no change.
+- **Keras 3** (``import keras``, with whichever backend ``KERAS_BACKEND`` names) is used
+  when the environment variable ``KERASFORMER_KERAS=3`` is set before kerasformer is
+  imported, or when tf-keras is not installed (a JAX- or PyTorch-only machine).
+
+``ops`` is ``keras.ops`` under Keras 3 and `kerasformer.layers._tf_ops` (the same
+functions, with the same names and meanings, written with TensorFlow) under tf-keras, so a
+layer's math reads the same under both. This is the pattern of KerasNLP 0.6-0.8.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+
+from kerasformer.errors import KerasformerError
+
+ENVIRONMENT_VARIABLE = "KERASFORMER_KERAS"
+_CHOICES = {"2": 2, "tf_keras": 2, "tf-keras": 2, "3": 3, "keras": 3}
+
+
+def chosen_keras_version(environ=os.environ) -> int:
+    """2 (tf-keras) or 3 (Keras 3), from ``KERASFORMER_KERAS`` or what is installed."""
+    value = environ.get(ENVIRONMENT_VARIABLE, "").strip().lower()
+    if value:
+        if value not in _CHOICES:
+            raise KerasformerError(
+                f"{ENVIRONMENT_VARIABLE}={environ[ENVIRONMENT_VARIABLE]!r} is not a Keras "
+                f"kerasformer knows; set it to 2 (tf-keras) or 3 (Keras 3), or unset it."
+            )
+        return _CHOICES[value]
+    return 2 if importlib.util.find_spec("tf_keras") is not None else 3
+
+
+KERAS_VERSION = chosen_keras_version()
+
+if KERAS_VERSION == 2:
+    # The one place that imports tf_keras; the layers reuse it.
+    from kerasformer.backend import keras, tf
+    from kerasformer.layers import _tf_ops as ops
+
+    def name_scope(name: str):
+        """Scope under which a sub-layer's weights get its name (automatic in Keras 3)."""
+        return tf.name_scope(name)
+
+    def keras_mask(tensor):
+        """The Keras mask a previous layer attached to ``tensor``, or None."""
+        return getattr(tensor, "_keras_mask", None)
+
+else:
+    # TensorFlow's C++ INFO lines bury the output when Keras 3 runs on TensorFlow.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    import keras
+    from keras import ops
+
+    def name_scope(name: str):
+        del name  # Keras 3 names sub-layer weights by their path already.
+        return contextlib.nullcontext()
+
+    def keras_mask(tensor):
+        """The Keras mask a previous layer attached to ``tensor``, or None."""
+        # Keras 3 keeps masks of tensors that take no attributes (JAX arrays) in a table
+        # that only this function reads; it fills ``*_mask`` call arguments itself.
+        from keras.src.backend import get_keras_mask
+
+        return None if tensor is None else get_keras_mask(tensor)
+
+
+def checked_length(length, maxlen: int, message: str):
+    """``length``, with a run-time check that it is at most ``maxlen`` where needed.
+
+    Lengths known when tracing are checked in Python by the layers; TensorFlow graphs can
+    leave them unknown until run time, so there an assertion carries ``message``.
+    """
+    if isinstance(length, int) or backend_name() not in ("tf_keras", "tensorflow"):
+        return length
+    import tensorflow as tf
+
+    check = tf.debugging.Assert(length <= maxlen, [message])
+    with tf.control_dependencies([check]):
+        return tf.identity(length)
+
+
+def serializable(cls):
+    """Register a layer under the ``kerasformer`` package so saved models load again."""
+    return keras.saving.register_keras_serializable(package="kerasformer")(cls)
+
+
+def backend_name() -> str:
+    """``"tf_keras"`` or the Keras 3 backend: ``"tensorflow"``, ``"jax"``, ``"torch"``..."""
+    return "tf_keras" if KERAS_VERSION == 2 else keras.backend.backend()
+
+
+__all__ = [
+    "ENVIRONMENT_VARIABLE",
+    "KERAS_VERSION",
+    "backend_name",
+    "checked_length",
+    "chosen_keras_version",
+    "keras",
+    "keras_mask",
+    "name_scope",
+    "ops",
+    "serializable",
+]

@@ -1,0 +1,80 @@
+"""Rotary position embedding (RoPE, Su et al. 2021) for queries and keys."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kerasformer.layers._validation import LayerError, require_positive_number
+from kerasformer.layers.backend import keras, ops, serializable
+
+
+@serializable
+class RotaryEmbedding(keras.layers.Layer):
+    """Rotate each pair of features by an angle proportional to the token's position.
+
+    Applied to queries and keys (not values) before their dot products, it makes the
+    attention score of a query at position m and a key at position n depend on their
+    content and on ``m - n`` only (seed 003). The pairs are feature ``i`` and ``i + d/2``
+    ("rotate half", as in GPT-NeoX, LLaMA and KerasHub), rotated by ``position / w^(2i/d)``.
+
+    Masking: positions are counted from the start whether or not tokens are padding, so
+    appended padding moves nothing; the input's mask is passed on unchanged.
+
+    Args:
+        max_wavelength: ``w``, the longest wavelength (10,000 in the paper).
+        **kwargs: Standard layer arguments (``name``, ``dtype``, ...).
+
+    Call arguments:
+        inputs: ``(batch, length, ..., dim)``: positions along axis 1, features last
+            (an even ``dim``), e.g. per-head queries ``(batch, length, heads, head_dim)``.
+        start_index: Position of the first step (tokens already decoded), default 0.
+
+    Example:
+
+    >>> queries = np.random.rand(2, 5, 4, 8).astype("float32")  # (batch, len, heads, dim)
+    >>> tuple(RotaryEmbedding()(queries).shape)
+    (2, 5, 4, 8)
+    """
+
+    def __init__(self, max_wavelength: float = 10_000.0, **kwargs):
+        super().__init__(**kwargs)
+        self.max_wavelength = require_positive_number("max_wavelength", max_wavelength)
+        self.supports_masking = True
+
+    def call(self, inputs, start_index=0):
+        if len(inputs.shape) < 3:
+            raise LayerError(
+                f"RotaryEmbedding needs inputs (batch, length, ..., dim), got shape "
+                f"{tuple(inputs.shape)}; add the batch and position axes."
+            )
+        dim = inputs.shape[-1]
+        if dim is None or dim % 2:
+            raise LayerError(
+                f"RotaryEmbedding needs an even, known last dimension, got {dim}; "
+                "use an even head size."
+            )
+        half = dim // 2
+        inverse_frequencies = (
+            1.0 / self.max_wavelength ** (np.arange(half) * 2 / dim)
+        ).astype("float32")
+        positions = ops.cast(ops.arange(ops.shape(inputs)[1]) + start_index, "float32")
+        angles = positions[:, None] * inverse_frequencies[None, :]
+        angles = ops.concatenate([angles, angles], axis=-1)
+        # (length, dim) -> (1, length, 1, ..., dim), to broadcast over batch and heads.
+        angles = ops.reshape(angles, (1, -1, *([1] * (len(inputs.shape) - 3)), dim))
+        x = ops.cast(inputs, "float32")
+        first, second = x[..., :half], x[..., half:]
+        rotated_half = ops.concatenate([-second, first], axis=-1)
+        rotated = x * ops.cos(angles) + rotated_half * ops.sin(angles)
+        return ops.cast(rotated, inputs.dtype)
+
+    def compute_mask(self, inputs, mask=None):
+        return mask
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(max_wavelength=self.max_wavelength)
+        return config
