@@ -5,7 +5,11 @@ three seeds; only validation accuracy is kept and compared. Test accuracy of the
 chosen defaults is reported afterwards by `kerasformer train`.
 
     python bench/tune_from_scratch.py --datasets ag_news bbc_news --seeds 0 1 2
+    python bench/tune_from_scratch.py --candidates positions   # the position/LN study
     python bench/tune_from_scratch.py --table     # the saved results
+
+Each run also records its training examples/s; compare those only between runs made
+one after another on a quiet machine.
 """
 
 from __future__ import annotations
@@ -42,13 +46,27 @@ CANDIDATES = {
         dict(vocab_size=10000, dropout=0.3),
     ),
 }
+# Issue 11: where positions come from, and pre-LN against post-LN, at today's defaults.
+POSITION_CANDIDATES = {
+    f"{position}{', pre-LN' if norm_first else ''}": (
+        dict(),
+        dict(position=position, norm_first=norm_first),
+    )
+    for position in ("learned", "sinusoidal", "rotary", "relative")
+    for norm_first in (False, True)
+}
+CANDIDATES.update(POSITION_CANDIDATES)
+GROUPS = {"positions": list(POSITION_CANDIDATES)}
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
     parser.add_argument("--datasets", nargs="+", default=["ag_news", "bbc_news"])
-    parser.add_argument("--candidates", nargs="+", choices=CANDIDATES, default=list(CANDIDATES))
+    parser.add_argument(
+        "--candidates", nargs="+", choices=[*CANDIDATES, *GROUPS], default=list(CANDIDATES),
+        help="candidates by name, or a group: " + ", ".join(GROUPS),
+    )  # fmt: skip
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--results", default=str(HERE / "results" / "tune_from_scratch.json"))
     parser.add_argument("--table", action="store_true", help="print the saved results only")
@@ -62,11 +80,15 @@ def validation_curve(dataset: str, data_dir: str, seed: int, overrides: dict, op
         dataset=dataset, data_dir=data_dir, seed=seed, model_options=options, **overrides
     )
     result = train(config, export=False, verbose=0)
-    return result.history["val_accuracy"]
+    examples = len(result.data.splits["train"]) * len(result.history["val_accuracy"])
+    return result.history["val_accuracy"], examples / result.train_seconds
 
 
 def table(runs: list[dict]) -> str:
-    headers = ("dataset", "candidate", "seeds", "final validation acc.", "best epoch (mean curve)")
+    headers = (
+        "dataset", "candidate", "seeds", "final validation acc.", "best epoch (mean curve)",
+        "train ex/s",
+    )  # fmt: skip
     rows = []
     for dataset, candidate in dict.fromkeys((r["dataset"], r["candidate"]) for r in runs):
         mine = [r for r in runs if (r["dataset"], r["candidate"]) == (dataset, candidate)]
@@ -74,9 +96,11 @@ def table(runs: list[dict]) -> str:
         curves = zip(*(r["val_accuracy"] for r in mine), strict=True)
         curve = [statistics.mean(epoch) for epoch in curves]
         best = max(range(len(curve)), key=curve.__getitem__)
+        speeds = [r["train_examples_per_second"] for r in mine if "train_examples_per_second" in r]
         rows.append([
             dataset, candidate, len(mine), f"{statistics.mean(finals):.4f}",
             f"{best + 1}: {curve[best]:.4f}",
+            f"{statistics.mean(speeds):.0f}" if speeds else "",
         ])  # fmt: skip
     return markdown_table(headers, rows)
 
@@ -88,17 +112,19 @@ def main() -> None:
     if args.table:
         print(table(runs))
         return
+    candidates = [n for c in args.candidates for n in GROUPS.get(c, [c])]
     for dataset in args.datasets:
-        for name in args.candidates:
+        for name in candidates:
             overrides, options = CANDIDATES[name]
             for seed in args.seeds:
                 data_dir = args.data_dir if dataset == "ag_news" else None  # BBC: its package
-                curve = validation_curve(dataset, data_dir, seed, overrides, options)
+                curve, speed = validation_curve(dataset, data_dir, seed, overrides, options)
                 key = (dataset, name, seed)
                 runs = [r for r in runs if (r["dataset"], r["candidate"], r["seed"]) != key]
-                runs.append(
-                    {"dataset": dataset, "candidate": name, "seed": seed, "val_accuracy": curve}
-                )
+                runs.append({
+                    "dataset": dataset, "candidate": name, "seed": seed, "val_accuracy": curve,
+                    "train_examples_per_second": speed,
+                })  # fmt: skip
                 results.parent.mkdir(parents=True, exist_ok=True)
                 results.write_text(json.dumps(runs, indent=1) + "\n")
                 print(f"{dataset} | {name} | seed {seed}: {curve[-1]:.4f}", flush=True)

@@ -22,9 +22,7 @@ def shape(x):
     """Static sizes where known, scalar tensors where not (as ``keras.ops.shape``)."""
     x = tf.convert_to_tensor(x)
     dynamic = tf.shape(x)
-    return tuple(
-        dynamic[i] if size is None else size for i, size in enumerate(x.shape.as_list())
-    )
+    return tuple(dynamic[i] if size is None else size for i, size in enumerate(x.shape.as_list()))
 
 
 def reshape(x, newshape):

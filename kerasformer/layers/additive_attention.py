@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from kerasformer.layers._validation import require_positive_int, require_rate
-from kerasformer.layers.backend import keras, keras_mask, name_scope, ops, serializable
+from kerasformer.layers.backend import (
+    compute_dtype_inputs,
+    keras,
+    keras_mask,
+    name_scope,
+    ops,
+    serializable,
+)
 
 
 @serializable
@@ -61,15 +68,23 @@ class AdditiveAttention(keras.layers.Layer):
         self._shapes = None
         self.query_projection = self._projection("query_projection")  # W₁
         self.key_projection = self._projection("key_projection")  # W₂
-        self.attention = keras.layers.AdditiveAttention(use_scale=True, name="attention")
-        self.weights_dropout = keras.layers.Dropout(self.dropout, name="weights_dropout")
+        self.attention = keras.layers.AdditiveAttention(
+            use_scale=True, dtype=self.dtype_policy, name="attention"
+        )
+        self.weights_dropout = keras.layers.Dropout(
+            self.dropout, dtype=self.dtype_policy, name="weights_dropout"
+        )
 
     def _projection(self, name: str):
         initializer = self.kernel_initializer.__class__.from_config(
             self.kernel_initializer.get_config()
         )
         return keras.layers.Dense(
-            self.units, use_bias=False, kernel_initializer=initializer, name=name
+            self.units,
+            use_bias=False,
+            kernel_initializer=initializer,
+            dtype=self.dtype_policy,
+            name=name,
         )
 
     # Keras 3 passes every input's shape to build; tf-keras passes the query's only, so
@@ -117,6 +132,7 @@ class AdditiveAttention(keras.layers.Layer):
             self._make_weights(query.shape, value.shape, key.shape)
         query_mask = query_mask if query_mask is not None else keras_mask(query)
         value_mask = value_mask if value_mask is not None else keras_mask(value)
+        value, key = compute_dtype_inputs(self, value, key)
         projected_key = self.key_projection(key)
         _, weights = self.attention(
             [self.query_projection(query), projected_key, projected_key],

@@ -89,6 +89,15 @@ def checked_length(length, maxlen: int, message: str):
         return tf.identity(length)
 
 
+def compute_dtype_inputs(layer, *tensors):
+    """``tensors`` cast to the layer's compute dtype (None stays None).
+
+    Keras casts only a layer's first input under a mixed-precision policy; the others
+    (values, keys, encoder outputs) would stay float32 and fail to multiply with it.
+    """
+    return tuple(None if x is None else ops.cast(x, layer.compute_dtype) for x in tensors)
+
+
 def serializable(cls):
     """Register a layer under the ``kerasformer`` package so saved models load again."""
     return keras.saving.register_keras_serializable(package="kerasformer")(cls)
@@ -104,6 +113,7 @@ __all__ = [
     "KERAS_VERSION",
     "backend_name",
     "checked_length",
+    "compute_dtype_inputs",
     "chosen_keras_version",
     "keras",
     "keras_mask",

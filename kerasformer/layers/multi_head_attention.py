@@ -10,7 +10,14 @@ from kerasformer.layers._validation import (
     require_rate,
 )
 from kerasformer.layers.adaptive_attention_span import AdaptiveAttentionSpan
-from kerasformer.layers.backend import keras, keras_mask, name_scope, ops, serializable
+from kerasformer.layers.backend import (
+    compute_dtype_inputs,
+    keras,
+    keras_mask,
+    name_scope,
+    ops,
+    serializable,
+)
 from kerasformer.layers.relative_position_bias import RelativePositionBias
 from kerasformer.layers.rotary_embedding import RotaryEmbedding
 from kerasformer.layers.scaled_dot_product_attention import (
@@ -108,20 +115,22 @@ class MultiHeadAttention(keras.layers.Layer):
         super().__init__(**kwargs)
         self.num_heads = require_positive_int("num_heads", num_heads)
         self.key_dim = require_positive_int("key_dim", key_dim)
-        self.value_dim = self.key_dim if value_dim is None else require_positive_int(
-            "value_dim", value_dim
+        self.value_dim = (
+            self.key_dim if value_dim is None else require_positive_int("value_dim", value_dim)
         )
         self.dropout = require_rate("dropout", dropout)
         self.use_bias = require_bool("use_bias", use_bias)
-        self.output_dim = None if output_dim is None else require_positive_int(
-            "output_dim", output_dim
+        self.output_dim = (
+            None if output_dim is None else require_positive_int("output_dim", output_dim)
         )
         self.position = require_position(position)
         self.max_wavelength = require_positive_number("max_wavelength", max_wavelength)
         self.num_buckets = require_positive_int("num_buckets", num_buckets)
         self.max_distance = require_positive_int("max_distance", max_distance)
-        self.attention_span = None if attention_span is None else require_positive_int(
-            "attention_span", attention_span
+        self.attention_span = (
+            None
+            if attention_span is None
+            else require_positive_int("attention_span", attention_span)
         )
         self.span_ramp = require_positive_int("span_ramp", span_ramp)
         self.span_penalty = float(span_penalty)
@@ -131,7 +140,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self._shapes = None
 
         self.rotary = (
-            RotaryEmbedding(self.max_wavelength, name="rotary")
+            RotaryEmbedding(self.max_wavelength, dtype=self.dtype_policy, name="rotary")
             if self.position == "rotary" else None
         )  # fmt: skip
         # float32 layers: scores and weights stay float32 under mixed precision.
@@ -149,7 +158,9 @@ class MultiHeadAttention(keras.layers.Layer):
             )
             if self.attention_span is not None else None
         )  # fmt: skip
-        self.weights_dropout = keras.layers.Dropout(self.dropout, name="weights_dropout")
+        self.weights_dropout = keras.layers.Dropout(
+            self.dropout, dtype=self.dtype_policy, name="weights_dropout"
+        )
 
     # Keras 3 passes every input's shape to build; tf-keras passes the query's only, so
     # then the weights are made on the first call, when value and key are known.
@@ -221,6 +232,11 @@ class MultiHeadAttention(keras.layers.Layer):
         key = value if key is None else key
         if self._shapes is None:
             self._make_weights(query.shape, value.shape, key.shape)
+        # Read before casting: a cast tensor no longer carries its Keras mask.
+        query_mask = _mask(query_mask, query)
+        value_mask = _mask(value_mask, value)
+        key_mask = value_mask if key is value else _mask(key_mask, key)
+        value, key = compute_dtype_inputs(self, value, key)
         if cache is not None:
             self._require_cacheable(cache, cache_index)
         query_start = 0 if cache_index is None else cache_index
@@ -233,8 +249,7 @@ class MultiHeadAttention(keras.layers.Layer):
             keys = self.rotary(keys, start_index=query_start)
 
         if cache is None:
-            key_padding = combine_masks(_mask(value_mask, value), _mask(key_mask, key))
-            mask = padding_attention_mask(_mask(query_mask, query), key_padding)
+            mask = padding_attention_mask(query_mask, combine_masks(value_mask, key_mask))
         else:
             keys, values = cache_write(cache, keys, values, cache_index)
             # Later cache slots are still empty; the causal mask hides them.
@@ -275,7 +290,9 @@ class MultiHeadAttention(keras.layers.Layer):
         concatenated = ops.reshape(attended, (shape[0], shape[1], self.num_heads * self.value_dim))
         kernel = ops.reshape(self.attention_output_kernel, (self.num_heads * self.value_dim, -1))
         outputs = ops.matmul(concatenated, kernel)
-        return outputs if self.attention_output_bias is None else outputs + self.attention_output_bias
+        return (
+            outputs if self.attention_output_bias is None else outputs + self.attention_output_bias
+        )
 
     def _require_cacheable(self, cache, cache_index):
         if cache_index is None:

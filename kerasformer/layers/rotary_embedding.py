@@ -54,9 +54,9 @@ class RotaryEmbedding(keras.layers.Layer):
                 "use an even head size."
             )
         half = dim // 2
-        inverse_frequencies = (
-            1.0 / self.max_wavelength ** (np.arange(half) * 2 / dim)
-        ).astype("float32")
+        inverse_frequencies = (1.0 / self.max_wavelength ** (np.arange(half) * 2 / dim)).astype(
+            "float32"
+        )
         positions = ops.cast(ops.arange(ops.shape(inputs)[1]) + start_index, "float32")
         angles = positions[:, None] * inverse_frequencies[None, :]
         angles = ops.concatenate([angles, angles], axis=-1)

@@ -5,7 +5,13 @@ from __future__ import annotations
 import math
 
 from kerasformer.layers._validation import require_rate
-from kerasformer.layers.backend import keras, keras_mask, ops, serializable
+from kerasformer.layers.backend import (
+    compute_dtype_inputs,
+    keras,
+    keras_mask,
+    ops,
+    serializable,
+)
 
 
 def causal_mask(query_length, key_length, query_start=0):
@@ -151,7 +157,9 @@ class ScaledDotProductAttention(keras.layers.Layer):
         super().__init__(**kwargs)
         self.dropout = require_rate("dropout", dropout)
         self.supports_masking = True
-        self.weights_dropout = keras.layers.Dropout(self.dropout, name="weights_dropout")
+        self.weights_dropout = keras.layers.Dropout(
+            self.dropout, dtype=self.dtype_policy, name="weights_dropout"
+        )
 
     def call(
         self,
@@ -174,14 +182,15 @@ class ScaledDotProductAttention(keras.layers.Layer):
             padding_attention_mask(query_mask, combine_masks(value_mask, key_mask)),
             attention_mask,
         )
+        value, key = compute_dtype_inputs(self, value, key)
         weights = attention_weights(query, key, mask, use_causal_mask=use_causal_mask)
         outputs = ops.matmul(self.weights_dropout(weights, training=training), value)
         if return_attention_scores:
             return outputs, weights
         return outputs
 
-    def compute_mask(self, query, value=None, key=None, mask=None, **kwargs):
-        return _given_or_keras_mask(None, query) if mask is None else mask
+    def compute_mask(self, query, mask=None):
+        return _given_or_keras_mask(mask, query)
 
     def get_config(self):
         config = super().get_config()

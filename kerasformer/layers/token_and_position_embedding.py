@@ -78,15 +78,14 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
                 "rotary and relative positions are set on TransformerBlock instead."
             )
         if position == "sinusoidal" and self.embed_dim % 2:
-            raise LayerError(
-                f"sinusoidal positions need an even embed_dim, got {self.embed_dim}."
-            )
+            raise LayerError(f"sinusoidal positions need an even embed_dim, got {self.embed_dim}.")
         self.position = position
         self.supports_masking = self.mask_zero
         self.token_embedding = keras.layers.Embedding(
             self.vocab_size,
             self.embed_dim,
             embeddings_initializer=_fresh_copy(self.embeddings_initializer),
+            dtype=self.dtype_policy,
             name="token_embedding",
         )
         self.position_embedding = None
@@ -95,10 +94,13 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
                 self.maxlen,
                 self.embed_dim,
                 embeddings_initializer=_fresh_copy(self.embeddings_initializer),
+                dtype=self.dtype_policy,
                 name="position_embedding",
             )
         elif position == "sinusoidal":
-            self.position_embedding = SinusoidalPositionEncoding(name="position_encoding")
+            self.position_embedding = SinusoidalPositionEncoding(
+                dtype=self.dtype_policy, name="position_encoding"
+            )
 
     def build(self, input_shape):
         self._require_static_length_within_maxlen(input_shape[-1])

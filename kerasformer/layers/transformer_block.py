@@ -101,6 +101,7 @@ class TransformerBlock(keras.layers.Layer):
             dropout=self.attention_dropout,
             position=self.position,
             attention_span=attention_span,
+            dtype=self.dtype_policy,
             name="attention",
         )
         self.attention_span = self.attention.attention_span
@@ -113,11 +114,15 @@ class TransformerBlock(keras.layers.Layer):
         self.ff_hidden = keras.layers.Dense(
             self.ff_dim, activation=self.activation, name="ff_hidden"
         )
-        self.ff_output = keras.layers.Dense(self.embed_dim, name="ff_output")
+        self.ff_output = keras.layers.Dense(
+            self.embed_dim, dtype=self.dtype_policy, name="ff_output"
+        )
         self.ff_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="ff_norm"
         )
-        self.ff_dropout_layer = keras.layers.Dropout(self.dropout, name="ff_output_dropout")
+        self.ff_dropout_layer = keras.layers.Dropout(
+            self.dropout, dtype=self.dtype_policy, name="ff_output_dropout"
+        )
 
     def build(self, input_shape):
         input_shape = tuple(input_shape)

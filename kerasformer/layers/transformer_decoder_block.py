@@ -111,21 +111,25 @@ class TransformerDecoderBlock(keras.layers.Layer):
             )  # fmt: skip
 
         def norm(name):
-            return keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, name=name)
+            return keras.layers.LayerNormalization(
+                epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=name
+            )
 
         self.self_attention = attention("self_attention", self.position)
         self.self_attention_norm = norm("self_attention_norm")
-        self.self_attention_dropout = keras.layers.Dropout(self.dropout)
+        self.self_attention_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
         # Source and target positions are unrelated, so cross-attention gets none.
         self.cross_attention = attention("cross_attention", "none")
         self.cross_attention_norm = norm("cross_attention_norm")
-        self.cross_attention_dropout = keras.layers.Dropout(self.dropout)
+        self.cross_attention_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
         self.ff_hidden = keras.layers.Dense(
             self.ff_dim, activation=self.activation, name="ff_hidden"
         )
-        self.ff_output = keras.layers.Dense(self.embed_dim, name="ff_output")
+        self.ff_output = keras.layers.Dense(
+            self.embed_dim, dtype=self.dtype_policy, name="ff_output"
+        )
         self.ff_norm = norm("ff_norm")
-        self.ff_dropout = keras.layers.Dropout(self.dropout)
+        self.ff_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
 
     # Keras 3 passes the encoder's shape too; tf-keras passes the inputs' only, so then
     # the cross-attention is built on the first call with encoder outputs.

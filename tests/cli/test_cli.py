@@ -72,12 +72,14 @@ def test_train_then_evaluate_and_predict(capsys, tiny_ag_news_dir, tmp_path):
     code, out, err = run_cli(
         capsys, "train", "--dataset", "ag_news", "--data-dir", str(tiny_ag_news_dir),
         "--epochs", "2", "--batch-size", "32", "--maxlen", "32", "--vocab-size", "500",
-        "--embed-dim", "16", "--num-heads", "2", "--norm-first", "--export-dir", str(export_dir),
+        "--embed-dim", "16", "--num-heads", "2", "--norm-first", "--position", "rotary",
+        "--export-dir", str(export_dir),
     )  # fmt: skip
     assert code == 0, err
     metrics = json.loads((export_dir / "metrics.json").read_text())
     assert metrics["config"]["model_options"] == {
         "vocab_size": 500, "maxlen": 32, "embed_dim": 16, "num_heads": 2, "norm_first": True,
+        "position": "rotary",
     }  # fmt: skip
     assert f"{metrics['test']['accuracy']:.4f}".rstrip("0") in out
     assert "Exported to" in out

@@ -76,6 +76,37 @@ def test_padding_with_extra_zeros_changes_no_prediction(model):
         np.testing.assert_allclose(id_model(padded, training=False).numpy(), reference, atol=1e-6)
 
 
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("position", ["learned", "sinusoidal", "rotary", "relative"])
+def test_every_position_and_norm_learns_and_ignores_padding(position, norm_first):
+    model = build_transformer_classifier(
+        num_classes=4, vocab_size=200, maxlen=16, position=position, norm_first=norm_first
+    )
+    adapt_vectorizer(model, TEXTS)
+    embedding, block = model.layers[1], model.layers[2]
+    assert (embedding.position, block.position) == POSITION_LAYOUT[position]
+    assert any(layer.name == "final_norm" for layer in model.layers) == norm_first
+    model.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy")
+    labels = np.arange(4)
+    history = model.fit(tf.constant(TEXTS), labels, epochs=30, verbose=0)
+    assert history.history["loss"][-1] < 0.2 * history.history["loss"][0]
+
+    ids = model.layers[0](tf.constant(TEXTS)).numpy()[:, :8]
+    on_ids = token_id_classifier(model)
+    reference = on_ids(ids, training=False).numpy()
+    padded = np.pad(ids, ((0, 0), (0, 8)))
+    np.testing.assert_allclose(on_ids(padded, training=False).numpy(), reference, atol=1e-6)
+
+
+# Where each classifier position lives: (embedding's position, attention's position).
+POSITION_LAYOUT = {
+    "learned": ("learned", "none"),
+    "sinusoidal": ("sinusoidal", "none"),
+    "rotary": ("none", "rotary"),
+    "relative": ("none", "relative"),
+}
+
+
 def test_token_id_model_shares_the_layers_and_takes_any_length(model):
     on_ids = token_id_classifier(model)
     assert on_ids.inputs[0].shape.as_list() == [None, None]
