@@ -74,6 +74,9 @@ class AdaptiveAttentionSpan(keras.layers.Layer):
             name="span_fraction",
             shape=(self.num_heads,),
             initializer=keras.initializers.Constant(self.initial_span / self.max_span),
+            # Clamped after every optimiser step, as in the paper's code: clipping only in
+            # the forward pass would leave a span that reached 0 without a gradient.
+            constraint=_UnitInterval(),
             trainable=True,
         )
         self.built = True
@@ -113,6 +116,13 @@ class AdaptiveAttentionSpan(keras.layers.Layer):
             span_penalty=self.span_penalty,
         )
         return config
+
+
+class _UnitInterval(keras.constraints.Constraint):
+    """Clip a weight into [0, 1]."""
+
+    def __call__(self, w):
+        return ops.clip(w, 0.0, 1.0)
 
 
 def _require_span(value, max_span: int) -> float:

@@ -124,6 +124,10 @@ class MultiHeadAttention(keras.layers.Layer):
             None if output_dim is None else require_positive_int("output_dim", output_dim)
         )
         self.position = require_position(position)
+        if self.position == "rotary" and self.key_dim % 2:
+            raise LayerError(
+                f"rotary positions rotate pairs of features: key_dim={self.key_dim} must be even."
+            )
         self.max_wavelength = require_positive_number("max_wavelength", max_wavelength)
         self.num_buckets = require_positive_int("num_buckets", num_buckets)
         self.max_distance = require_positive_int("max_distance", max_distance)
@@ -214,6 +218,13 @@ class MultiHeadAttention(keras.layers.Layer):
         if config:
             self.build(**config)
 
+    def __call__(self, *args, cache=None, cache_index=None, **kwargs):
+        # Checked before Keras's __call__, which would wrap an error raised in call in
+        # lines of its own; these should stay one line.
+        if cache is not None:
+            self._require_cacheable(cache, cache_index)
+        return super().__call__(*args, cache=cache, cache_index=cache_index, **kwargs)
+
     def call(
         self,
         query,
@@ -237,8 +248,6 @@ class MultiHeadAttention(keras.layers.Layer):
         value_mask = _mask(value_mask, value)
         key_mask = value_mask if key is value else _mask(key_mask, key)
         value, key = compute_dtype_inputs(self, value, key)
-        if cache is not None:
-            self._require_cacheable(cache, cache_index)
         query_start = 0 if cache_index is None else cache_index
 
         queries = self._project(query, self.query_kernel, self.query_bias)  # (b, q, h, k)

@@ -41,18 +41,24 @@ class RotaryEmbedding(keras.layers.Layer):
         self.max_wavelength = require_positive_number("max_wavelength", max_wavelength)
         self.supports_masking = True
 
-    def call(self, inputs, start_index=0):
-        if len(inputs.shape) < 3:
+    # Checked when building, not in call: Keras wraps errors raised in call in lines of
+    # its own, and these should stay one line.
+    def build(self, input_shape):
+        if len(input_shape) < 3:
             raise LayerError(
                 f"RotaryEmbedding needs inputs (batch, length, ..., dim), got shape "
-                f"{tuple(inputs.shape)}; add the batch and position axes."
+                f"{tuple(input_shape)}; add the batch and position axes."
             )
-        dim = inputs.shape[-1]
+        dim = input_shape[-1]
         if dim is None or dim % 2:
             raise LayerError(
                 f"RotaryEmbedding needs an even, known last dimension, got {dim}; "
                 "use an even head size."
             )
+        self.built = True
+
+    def call(self, inputs, start_index=0):
+        dim = inputs.shape[-1]
         half = dim // 2
         inverse_frequencies = (1.0 / self.max_wavelength ** (np.arange(half) * 2 / dim)).astype(
             "float32"

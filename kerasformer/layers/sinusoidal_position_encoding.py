@@ -40,9 +40,15 @@ class SinusoidalPositionEncoding(keras.layers.Layer):
         self.max_wavelength = require_positive_number("max_wavelength", max_wavelength)
         self.supports_masking = True
 
+    # Checked when building, not in call: Keras wraps errors raised in call in lines of
+    # its own, and this one should stay one line.
+    def build(self, input_shape):
+        _even_feature_size(input_shape[-1], "SinusoidalPositionEncoding")
+        self.built = True
+
     def call(self, inputs, start_index=0):
         shape = ops.shape(inputs)
-        dim = _even_feature_size(inputs.shape[-1], "SinusoidalPositionEncoding")
+        dim = inputs.shape[-1]
         # Dimension 2i and 2i + 1 share the frequency 1 / w^(2i/d).
         exponents = (np.arange(dim) // 2 * 2 / dim).astype("float32")
         inverse_frequencies = (1.0 / self.max_wavelength**exponents).astype("float32")
