@@ -149,9 +149,6 @@ class AdditiveAttention(keras.layers.Layer):
     def compute_mask(self, inputs, mask=None):
         return mask
 
-    def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
-        return (*tuple(query_shape)[:-1], value_shape[-1])
-
     def get_config(self):
         config = super().get_config()
         config.update(

@@ -187,22 +187,23 @@ class MultiHeadAttention(keras.layers.Layer):
             ("value", (value_shape[-1], heads, v), (heads, v)),
             ("attention_output", (heads, v, output_dim), (output_dim,)),
         ):
-            with name_scope(name):
-                setattr(self, f"{name}_kernel", self._kernel(shape))
-                setattr(self, f"{name}_bias", self._bias(bias) if self.use_bias else None)
+            # "query_kernel", not "query/kernel": Keras 3 allows no "/" in weight names.
+            setattr(self, f"{name}_kernel", self._kernel(f"{name}_kernel", shape))
+            bias_weight = self._bias(f"{name}_bias", bias) if self.use_bias else None
+            setattr(self, f"{name}_bias", bias_weight)
         for layer in (self.relative_position_bias, self.span):
             if layer is not None:
                 with name_scope(layer.name):
                     layer.build(None)
 
-    def _kernel(self, shape):
+    def _kernel(self, name, shape):
         return self.add_weight(
-            name="kernel", shape=shape, initializer=self._fresh(self.kernel_initializer)
+            name=name, shape=shape, initializer=self._fresh(self.kernel_initializer)
         )
 
-    def _bias(self, shape):
+    def _bias(self, name, shape):
         return self.add_weight(
-            name="bias", shape=shape, initializer=self._fresh(self.bias_initializer)
+            name=name, shape=shape, initializer=self._fresh(self.bias_initializer)
         )
 
     @staticmethod
@@ -255,7 +256,9 @@ class MultiHeadAttention(keras.layers.Layer):
         values = self._project(value, self.value_kernel, self.value_bias)
         if self.rotary is not None:
             queries = self.rotary(queries, start_index=query_start)
-            keys = self.rotary(keys, start_index=query_start)
+            # New keys stand where the queries do when they go into a cache; otherwise
+            # the keys are the whole sequence from position 0.
+            keys = self.rotary(keys, start_index=query_start if cache is not None else 0)
 
         if cache is None:
             mask = padding_attention_mask(query_mask, combine_masks(value_mask, key_mask))
@@ -327,9 +330,6 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def compute_mask(self, inputs, mask=None):
         return mask
-
-    def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
-        return (*tuple(query_shape)[:-1], self.output_dim or query_shape[-1])
 
     def get_config(self):
         config = super().get_config()

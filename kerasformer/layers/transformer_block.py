@@ -164,9 +164,6 @@ class TransformerBlock(keras.layers.Layer):
     def compute_mask(self, inputs, mask=None):
         return mask
 
-    def compute_output_shape(self, input_shape):
-        return tuple(input_shape)
-
     def get_config(self):
         config = super().get_config()
         config.update(

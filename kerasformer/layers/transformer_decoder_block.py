@@ -235,9 +235,6 @@ class TransformerDecoderBlock(keras.layers.Layer):
     def compute_mask(self, inputs, mask=None):
         return mask
 
-    def compute_output_shape(self, inputs_shape, encoder_outputs_shape=None):
-        return tuple(inputs_shape)
-
     def get_config(self):
         config = super().get_config()
         config.update(

@@ -1,0 +1,401 @@
+"""MultiHeadAttention against Keras's own layer and a NumPy reference; positions, cache."""
+
+import numpy as np
+import pytest
+
+from kerasformer.layers._validation import LayerError
+from kerasformer.layers.backend import keras, ops
+from kerasformer.layers.multi_head_attention import MultiHeadAttention
+from tests.layers.harness import run_layer_test
+from tests.numpy_reference import multi_head_cross_attention, t5_relative_bias
+
+BATCH = 2
+TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}
+# Distances 0, 1 get exact buckets, 2-3 and 4+ logarithmic ones, each way.
+RELATIVE = {"position": "relative", "num_buckets": 8, "max_distance": 6}
+ROTARY = {"position": "rotary"}
+
+
+def normal(seed, *shape):
+    return np.random.default_rng(seed).normal(size=shape).astype("float32")
+
+
+def randomise(layer, seed):
+    """Random values for every weight (biases and the T5 table too), so no term is zero.
+    The adaptive spans keep their initial (largest) span."""
+    rng = np.random.default_rng(seed)
+    for weight in layer.weights:
+        if "span" not in (getattr(weight, "path", None) or weight.name):
+            weight.assign(rng.normal(0.0, 0.5, tuple(weight.shape)).astype("float32"))
+
+
+def numpy_weights(layer) -> dict:
+    def read(weight):
+        return None if weight is None else ops.convert_to_numpy(weight)
+
+    return {
+        "wq": read(layer.query_kernel), "bq": read(layer.query_bias),
+        "wk": read(layer.key_kernel), "bk": read(layer.key_bias),
+        "wv": read(layer.value_kernel), "bv": read(layer.value_bias),
+        "wo": read(layer.attention_output_kernel), "bo": read(layer.attention_output_bias),
+    }  # fmt: skip
+
+
+def as_numpy(outputs):
+    return [ops.convert_to_numpy(output) for output in outputs]
+
+
+# --- Against keras.layers.MultiHeadAttention -----------------------------------------------
+
+SELF = {"query": (5, 8), "value": (5, 8), "key": None}
+CROSS = {"query": (4, 6), "value": (5, 10), "key": (5, 7)}
+# Batch 0 pads its last query, its last value and (through key_mask) one more key.
+QUERY_MASK = np.array([[True, True, True, False], [True] * 4])
+VALUE_MASK = np.array([[True, True, True, True, False], [True] * 5])
+KEY_MASK = np.array([[True, True, True, False, True], [True] * 5])
+KERAS_CASES = {
+    "self-attention": (SELF, {"num_heads": 2, "key_dim": 4}, {}),
+    "self-attention causal": (SELF, {"num_heads": 2, "key_dim": 4}, {"use_causal_mask": True}),
+    "cross-attention": (CROSS, {"num_heads": 2, "key_dim": 4, "value_dim": 5}, {}),
+    "cross-attention output_dim": (
+        CROSS, {"num_heads": 2, "key_dim": 4, "value_dim": 5, "output_dim": 9}, {}
+    ),
+    "cross-attention padding": (
+        CROSS, {"num_heads": 2, "key_dim": 4, "value_dim": 5},
+        {"query_mask": QUERY_MASK, "value_mask": VALUE_MASK, "key_mask": KEY_MASK},
+    ),
+    "cross-attention padding causal": (
+        CROSS, {"num_heads": 2, "key_dim": 4, "value_dim": 5},
+        {"query_mask": QUERY_MASK, "value_mask": VALUE_MASK, "use_causal_mask": True},
+    ),
+    "no biases": (
+        CROSS, {"num_heads": 2, "key_dim": 4, "value_dim": 5, "use_bias": False}, {}
+    ),
+}  # fmt: skip
+
+
+def attention_inputs(shapes, seed=0):
+    query = normal(seed, BATCH, *shapes["query"])
+    value = normal(seed + 1, BATCH, *shapes["value"])
+    key = None if shapes["key"] is None else normal(seed + 2, BATCH, *shapes["key"])
+    return query, value, key
+
+
+def keras_attention_mask(call_kwargs, query_length, key_length):
+    """The per-token masks our layer takes, as the one ``attention_mask`` Keras's takes."""
+    mask = np.ones((BATCH, query_length, key_length), bool)
+    if "query_mask" in call_kwargs:
+        mask &= call_kwargs["query_mask"][:, :, None]
+    for name in ("value_mask", "key_mask"):
+        if name in call_kwargs:
+            mask &= call_kwargs[name][:, None, :]
+    return mask
+
+
+@pytest.mark.parametrize("case", list(KERAS_CASES))
+def test_matches_keras_multi_head_attention_given_the_same_weights(case):
+    shapes, init_kwargs, call_kwargs = KERAS_CASES[case]
+    query, value, key = attention_inputs(shapes)
+    keras_kwargs = {k: v for k, v in init_kwargs.items() if k != "output_dim"}
+    if "output_dim" in init_kwargs:
+        keras_kwargs["output_shape"] = init_kwargs["output_dim"]
+    reference = keras.layers.MultiHeadAttention(**keras_kwargs)
+    # Keras 3 on JAX fails unless it returns the scores when value_dim != key_dim.
+    reference(query, value, key=key, return_attention_scores=True)
+    randomise(reference, seed=1)
+    ours = MultiHeadAttention(**init_kwargs)
+    ours(query, value, key=key)
+    assert [w.shape for w in ours.get_weights()] == [w.shape for w in reference.get_weights()]
+    ours.set_weights(reference.get_weights())
+
+    attention_mask = keras_attention_mask(call_kwargs, query.shape[1], value.shape[1])
+    expected_outputs, expected_weights = as_numpy(
+        reference(
+            query, value, key=key, attention_mask=attention_mask, return_attention_scores=True,
+            use_causal_mask=call_kwargs.get("use_causal_mask", False),
+        )
+    )  # fmt: skip
+    outputs, weights = as_numpy(ours(query, value, key=key, return_attention_scores=True,
+                                     **call_kwargs))  # fmt: skip
+    real = call_kwargs.get("query_mask", np.ones(query.shape[:2], bool))
+    np.testing.assert_allclose(outputs[real], expected_outputs[real], **TOLERANCE)
+    real_rows = np.broadcast_to(real[:, None, :], weights.shape[:3])
+    np.testing.assert_allclose(weights[real_rows], expected_weights[real_rows], **TOLERANCE)
+
+
+def test_keras_masks_in_a_functional_model_match_keras_layer_given_attention_mask():
+    """Embedding masks reach the layer: the same as Keras's layer with the equivalent mask."""
+    query_ids = np.array([[3, 1, 4, 0], [2, 7, 1, 8]])
+    value_ids = np.array([[5, 9, 2, 0, 0], [5, 3, 5, 8, 9]])
+    query_input = keras.Input(shape=(None,), dtype="int32")
+    value_input = keras.Input(shape=(None,), dtype="int32")
+    query_embedding = keras.layers.Embedding(10, 6, mask_zero=True)
+    value_embedding = keras.layers.Embedding(10, 10, mask_zero=True)
+    ours = MultiHeadAttention(num_heads=2, key_dim=4, value_dim=5)
+    attended = ours(query_embedding(query_input), value_embedding(value_input))
+    pooled = keras.layers.GlobalAveragePooling1D()(attended)
+    model = keras.Model([query_input, value_input], [attended, pooled])
+    randomise(ours, seed=2)
+    outputs, averages = as_numpy(model([query_ids, value_ids]))
+
+    query = ops.convert_to_numpy(query_embedding.embeddings)[query_ids]
+    value = ops.convert_to_numpy(value_embedding.embeddings)[value_ids]
+    reference = keras.layers.MultiHeadAttention(num_heads=2, key_dim=4, value_dim=5)
+    reference(query, value, return_attention_scores=True)
+    reference.set_weights(ours.get_weights())
+    real_query, real_value = query_ids != 0, value_ids != 0
+    attention_mask = real_query[:, :, None] & real_value[:, None, :]
+    expected, _ = as_numpy(
+        reference(query, value, attention_mask=attention_mask, return_attention_scores=True)
+    )
+    np.testing.assert_allclose(outputs[real_query], expected[real_query], **TOLERANCE)
+    expected_averages = [expected[b][real_query[b]].mean(axis=0) for b in range(BATCH)]
+    np.testing.assert_allclose(averages, expected_averages, **TOLERANCE)
+
+
+# --- Against the NumPy reference --------------------------------------------------------
+
+NUMPY_CASES = {
+    "self-attention": (SELF, {"num_heads": 2, "key_dim": 4}, {}),
+    "cross-attention padding causal": (
+        CROSS, {"num_heads": 2, "key_dim": 4, "value_dim": 5, "output_dim": 9},
+        {"query_mask": QUERY_MASK, "value_mask": VALUE_MASK, "use_causal_mask": True},
+    ),
+    "no biases": (SELF, {"num_heads": 2, "key_dim": 4, "use_bias": False}, {}),
+    "rotary": (
+        SELF, {"num_heads": 2, "key_dim": 4, "position": "rotary", "max_wavelength": 100.0}, {}
+    ),
+    "rotary cross-attention causal": (
+        CROSS, {"num_heads": 2, "key_dim": 4, "position": "rotary"}, {"use_causal_mask": True},
+    ),
+    "relative": (SELF, {"num_heads": 2, "key_dim": 4, **RELATIVE}, {}),
+    "relative cross-attention padding causal": (
+        CROSS, {"num_heads": 2, "key_dim": 4, **RELATIVE},
+        {"query_mask": QUERY_MASK, "value_mask": VALUE_MASK, "use_causal_mask": True},
+    ),
+}  # fmt: skip
+
+
+def numpy_reference(layer, query, value, key, call_kwargs):
+    key = value if key is None else key
+    mask = keras_attention_mask(call_kwargs, query.shape[1], key.shape[1])
+    if call_kwargs.get("use_causal_mask"):
+        mask &= np.tril(np.ones(mask.shape[1:], bool))[None]
+    score_bias = None
+    if layer.position == "relative":
+        table = ops.convert_to_numpy(layer.relative_position_bias.table)
+        score_bias = t5_relative_bias(
+            table, query.shape[1], key.shape[1], max_distance=layer.max_distance
+        )
+    rotary = layer.max_wavelength if layer.position == "rotary" else None
+    return multi_head_cross_attention(
+        query, key, value, numpy_weights(layer), mask, score_bias, rotary
+    )
+
+
+@pytest.mark.parametrize("case", list(NUMPY_CASES))
+def test_matches_numpy_reference(case):
+    shapes, init_kwargs, call_kwargs = NUMPY_CASES[case]
+    query, value, key = attention_inputs(shapes, seed=3)
+    layer = MultiHeadAttention(**init_kwargs)
+    layer(query, value, key=key)
+    randomise(layer, seed=4)
+    outputs, weights = as_numpy(
+        layer(query, value, key=key, return_attention_scores=True, **call_kwargs)
+    )
+    expected_outputs, expected_weights = numpy_reference(layer, query, value, key, call_kwargs)
+    real = call_kwargs.get("query_mask", np.ones(query.shape[:2], bool))
+    np.testing.assert_allclose(outputs[real], expected_outputs[real], **TOLERANCE)
+    np.testing.assert_allclose(weights, expected_weights, **TOLERANCE)
+
+
+# --- Relative positions: rotary and T5 biases depend on offsets only ----------------------
+
+
+def log_weight_offsets(weights):
+    """log w[i, j] - log w[i, i]: the score of key j minus that of key i, for query i."""
+    logs = np.log(weights)
+    return logs - np.diagonal(logs, axis1=-2, axis2=-1)[..., :, None]
+
+
+@pytest.mark.parametrize("init_kwargs", [ROTARY, RELATIVE], ids=["rotary", "relative"])
+def test_identical_tokens_get_scores_that_depend_on_the_offset_only(init_kwargs):
+    """For a sequence of one token repeated, score(i, j) is a function of i - j: the matrix
+    of score differences is Toeplitz (constant along every diagonal), and not constant."""
+    length = 5
+    tokens = np.repeat(normal(5, BATCH, 1, 8), length, axis=1)
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, **init_kwargs)
+    layer(tokens, tokens)
+    randomise(layer, seed=6)
+    _, weights = as_numpy(layer(tokens, tokens, return_attention_scores=True))
+    offsets = log_weight_offsets(weights.astype("float64"))
+    np.testing.assert_allclose(offsets[..., 1:, 1:], offsets[..., :-1, :-1], atol=1e-4)
+    assert np.ptp(offsets) > 0.1, "the scores do not depend on the position at all"
+
+
+@pytest.mark.parametrize("init_kwargs", [ROTARY, RELATIVE], ids=["rotary", "relative"])
+@pytest.mark.parametrize("use_causal_mask", [False, True])
+def test_shifting_a_sequence_changes_nothing(init_kwargs, use_causal_mask):
+    """The same tokens after 3 masked-out ones (absolute positions 3..7, not 0..4) give the
+    same outputs and weights."""
+    tokens = normal(7, BATCH, 5, 8)
+    shifted = np.concatenate([normal(8, BATCH, 3, 8), tokens], axis=1)
+    real = np.array([[False] * 3 + [True] * 5] * BATCH)
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, **init_kwargs)
+    layer(tokens, tokens)
+    randomise(layer, seed=9)
+    outputs, weights = as_numpy(
+        layer(tokens, tokens, use_causal_mask=use_causal_mask, return_attention_scores=True)
+    )
+    shifted_outputs, shifted_weights = as_numpy(
+        layer(shifted, shifted, query_mask=real, value_mask=real,
+              use_causal_mask=use_causal_mask, return_attention_scores=True)
+    )  # fmt: skip
+    np.testing.assert_allclose(shifted_outputs[:, 3:], outputs, **TOLERANCE)
+    np.testing.assert_allclose(shifted_weights[:, :, 3:, 3:], weights, **TOLERANCE)
+
+
+# --- Causality and the key/value cache -------------------------------------------------
+
+POSITIONS = {
+    "none": {},
+    "rotary": ROTARY,
+    "relative": RELATIVE,
+    "adaptive span": {"attention_span": 2, "span_ramp": 2},
+}
+
+
+@pytest.mark.parametrize("init_kwargs", list(POSITIONS.values()), ids=list(POSITIONS))
+def test_changing_a_later_token_changes_no_earlier_output(init_kwargs):
+    tokens = normal(10, BATCH, 5, 8)
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, **init_kwargs)
+    layer(tokens, tokens)
+    randomise(layer, seed=11)
+    outputs = ops.convert_to_numpy(layer(tokens, tokens, use_causal_mask=True))
+    for position in (1, 3):
+        changed = tokens.copy()
+        changed[:, position] += normal(12, BATCH, 8)
+        changed_outputs = ops.convert_to_numpy(layer(changed, changed, use_causal_mask=True))
+        np.testing.assert_allclose(changed_outputs[:, :position], outputs[:, :position], atol=1e-6)
+        assert not np.allclose(changed_outputs[:, position:], outputs[:, position:], atol=1e-3)
+
+
+@pytest.mark.parametrize("step", [1, 2])
+@pytest.mark.parametrize("init_kwargs", list(POSITIONS.values()), ids=list(POSITIONS))
+def test_decoding_with_a_cache_matches_the_full_causal_pass(init_kwargs, step):
+    length, max_length = 5, 7  # two cache slots are never written
+    tokens = normal(13, BATCH, length, 8)
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, **init_kwargs)
+    layer(tokens, tokens)
+    randomise(layer, seed=14)
+    full_outputs, full_weights = as_numpy(
+        layer(tokens, tokens, use_causal_mask=True, return_attention_scores=True)
+    )
+    cache = layer.empty_cache(BATCH, max_length)
+    assert tuple(cache.shape) == (BATCH, 2, max_length, 2, 4)
+    for start in range(0, length, step):
+        new = tokens[:, start : start + step]
+        outputs, weights, cache = layer(
+            new, new, cache=cache, cache_index=start, return_attention_scores=True
+        )
+        outputs, weights = as_numpy((outputs, weights))
+        np.testing.assert_allclose(outputs, full_outputs[:, start : start + step], **TOLERANCE)
+        np.testing.assert_allclose(
+            weights[..., :length], full_weights[:, :, start : start + step], **TOLERANCE
+        )
+        assert np.all(weights[..., length:] == 0.0), "an unwritten cache slot got weight"
+
+
+# --- Bad arguments -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        ({"num_heads": 0, "key_dim": 4}, "num_heads"),
+        ({"num_heads": 2, "key_dim": "4"}, "key_dim"),
+        ({"num_heads": 2, "key_dim": 4, "dropout": 1.5}, "dropout"),
+        ({"num_heads": 2, "key_dim": 4, "position": "learned"}, "position"),
+    ],
+)
+def test_bad_arguments_are_one_line_layer_errors_naming_the_argument(kwargs, argument):
+    with pytest.raises(LayerError, match=f"`{argument}`") as error:
+        MultiHeadAttention(**kwargs)
+    assert "\n" not in str(error.value)
+
+
+def cache_without_index(layer, tokens):
+    layer(tokens, tokens, cache=layer.empty_cache(BATCH, 4))
+
+
+def cache_for_three_heads(layer, tokens):
+    layer(tokens, tokens, cache=np.zeros((BATCH, 2, 4, 3, 4), "float32"), cache_index=0)
+
+
+def cache_with_value_dim_unlike_key_dim(layer, tokens):
+    unequal = MultiHeadAttention(num_heads=2, key_dim=4, value_dim=3)
+    unequal(tokens, tokens, cache=unequal.empty_cache(BATCH, 4), cache_index=0)
+
+
+@pytest.mark.parametrize(
+    "bad_call, message",
+    [
+        (cache_without_index, "needs `cache_index`"),
+        (cache_for_three_heads, r"cache of shape \(2, 2, 4, 3, 4\) does not fit"),
+        (cache_with_value_dim_unlike_key_dim, "key_dim=4 and value_dim=3"),
+    ],
+)
+def test_bad_cache_is_a_one_line_layer_error(bad_call, message):
+    with pytest.raises(LayerError, match=message) as error:
+        bad_call(MultiHeadAttention(num_heads=2, key_dim=4), normal(15, BATCH, 1, 8))
+    assert "\n" not in str(error.value), f"not one line: {str(error.value)[:300]!r}..."
+
+
+# --- The shared layer checks -------------------------------------------------------------
+
+
+def harness_inputs(seed, with_key=False, with_masks=False):
+    query, value, key = attention_inputs(CROSS, seed)
+    data = {"query": query, "value": value}
+    if with_key:
+        data["key"] = key
+    if with_masks:
+        data["query_mask"], data["value_mask"] = QUERY_MASK, VALUE_MASK
+    return data
+
+
+def test_harness_plain(tmp_path):
+    run_layer_test(
+        MultiHeadAttention, {"num_heads": 2, "key_dim": 4, "dropout": 0.25},
+        harness_inputs(20, with_masks=True), (BATCH, 4, 6),
+        expected_output_mask=QUERY_MASK, expected_num_trainable_weights=8, tmp_path=tmp_path,
+    )  # fmt: skip
+
+
+def test_harness_rotary_cross_attention_with_scores(tmp_path):
+    run_layer_test(
+        MultiHeadAttention,
+        {"num_heads": 2, "key_dim": 4, "value_dim": 5, "output_dim": 9, "use_bias": False,
+         "position": "rotary"},
+        harness_inputs(21, with_key=True), [(BATCH, 4, 9), (BATCH, 2, 4, 5)],
+        call_kwargs={"return_attention_scores": True, "use_causal_mask": True},
+        expected_num_trainable_weights=4, tmp_path=tmp_path,
+    )  # fmt: skip
+
+
+def test_harness_relative(tmp_path):
+    run_layer_test(
+        MultiHeadAttention, {"num_heads": 2, "key_dim": 4, **RELATIVE},
+        harness_inputs(22, with_masks=True), (BATCH, 4, 6),
+        expected_num_trainable_weights=9, tmp_path=tmp_path,
+    )  # fmt: skip
+
+
+def test_harness_attention_span(tmp_path):
+    run_layer_test(
+        MultiHeadAttention,
+        {"num_heads": 2, "key_dim": 4, "attention_span": 2, "span_ramp": 2},
+        {"query": normal(23, BATCH, 5, 8), "value": normal(24, BATCH, 5, 8)}, (BATCH, 5, 8),
+        call_kwargs={"use_causal_mask": True}, expected_num_trainable_weights=9,
+        tmp_path=tmp_path,
+    )  # fmt: skip
