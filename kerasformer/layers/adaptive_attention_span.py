@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kerasformer.layers._base import Layer
 from kerasformer.layers._validation import (
     LayerError,
     require_positive_int,
@@ -11,7 +12,7 @@ from kerasformer.layers.backend import keras, ops, serializable
 
 
 @serializable
-class AdaptiveAttentionSpan(keras.layers.Layer):
+class AdaptiveAttentionSpan(Layer):
     """Soft-mask attention weights by distance, with a span learned per head.
 
     Each head h has a span ``z_h`` in ``[0, max_span]``. A key at distance ``x`` from its

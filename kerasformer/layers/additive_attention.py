@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kerasformer.layers._base import Layer
 from kerasformer.layers._validation import require_positive_int, require_rate
 from kerasformer.layers.backend import (
     compute_dtype_inputs,
@@ -14,7 +15,7 @@ from kerasformer.layers.backend import (
 
 
 @serializable
-class AdditiveAttention(keras.layers.Layer):
+class AdditiveAttention(Layer):
     """Additive attention in Bahdanau's form, with the alignment weights out (seeds 000, 001).
 
     Each query (a decoder state) scores each key (an encoder annotation) with

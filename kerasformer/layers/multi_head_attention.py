@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kerasformer.layers._base import Layer
 from kerasformer.layers._validation import (
     LayerError,
     require_bool,
@@ -31,7 +32,7 @@ POSITIONS = ("none", "rotary", "relative")
 
 
 @serializable
-class MultiHeadAttention(keras.layers.Layer):
+class MultiHeadAttention(Layer):
     """Multi-head attention: per-head projections, attention, concatenation, projection.
 
     Each head projects queries, keys and values with its own weights, runs scaled

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from kerasformer.layers._base import Layer
 from kerasformer.layers._validation import LayerError, require_bool, require_positive_int
 from kerasformer.layers.backend import keras, ops, serializable
 
@@ -37,7 +38,7 @@ def relative_position_buckets(
 
 
 @serializable
-class RelativePositionBias(keras.layers.Layer):
+class RelativePositionBias(Layer):
     """Add a learned bias, per head, for each query-key distance to attention scores.
 
     Relative positions as in T5 (Raffel et al. 2020): the score of a query at position i

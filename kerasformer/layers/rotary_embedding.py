@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from kerasformer.layers._base import Layer
 from kerasformer.layers._validation import LayerError, require_positive_number
-from kerasformer.layers.backend import keras, ops, serializable
+from kerasformer.layers.backend import ops, serializable
 
 
 @serializable
-class RotaryEmbedding(keras.layers.Layer):
+class RotaryEmbedding(Layer):
     """Rotate each pair of features by an angle proportional to the token's position.
 
     Applied to queries and keys (not values) before their dot products, it makes the

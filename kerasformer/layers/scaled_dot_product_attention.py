@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from kerasformer.layers._base import Layer
 from kerasformer.layers._validation import require_rate
 from kerasformer.layers.backend import (
     compute_dtype_inputs,
@@ -117,7 +118,7 @@ def scaled_dot_product_attention(
 
 
 @serializable
-class ScaledDotProductAttention(keras.layers.Layer):
+class ScaledDotProductAttention(Layer):
     """Attention of queries over keys and values, with no weights of its own (seeds 002-004).
 
     Each query's output is the average of the values, weighted by the softmax of its dot

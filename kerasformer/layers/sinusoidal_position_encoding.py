@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from kerasformer.layers._base import Layer
 from kerasformer.layers._validation import LayerError, require_positive_number
-from kerasformer.layers.backend import keras, ops, serializable
+from kerasformer.layers.backend import ops, serializable
 
 
 @serializable
-class SinusoidalPositionEncoding(keras.layers.Layer):
+class SinusoidalPositionEncoding(Layer):
     """Position encodings PE(p, 2i) = sin(p / w^(2i/d)), PE(p, 2i+1) = cos(p / w^(2i/d)).
 
     Returns the encodings for the positions of ``inputs`` (broadcast to its shape), to be

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from kerasformer.layers._base import Layer
 from kerasformer.layers._validation import LayerError, require_bool, require_positive_int
 from kerasformer.layers.backend import (
     checked_length,
@@ -18,7 +19,7 @@ POSITIONS = ("learned", "sinusoidal", "none")
 
 
 @serializable
-class TokenAndPositionEmbedding(keras.layers.Layer):
+class TokenAndPositionEmbedding(Layer):
     """Sum of a token embedding and an embedding of each token's position.
 
     ``position="learned"`` (the default, as in the seeds) learns one vector per position

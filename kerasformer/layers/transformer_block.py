@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kerasformer.layers._base import Layer
 from kerasformer.layers._residual import residual
 from kerasformer.layers._validation import (
     LayerError,
@@ -15,7 +16,7 @@ from kerasformer.layers.multi_head_attention import MultiHeadAttention, require_
 
 
 @serializable
-class TransformerBlock(keras.layers.Layer):
+class TransformerBlock(Layer):
     """Multi-head self-attention followed by a position-wise feed-forward network.
 
     Each of the two sub-layers has dropout, a residual connection and layer

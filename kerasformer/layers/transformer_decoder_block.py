@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kerasformer.layers._base import Layer
 from kerasformer.layers._residual import residual
 from kerasformer.layers._validation import (
     LayerError,
@@ -16,7 +17,7 @@ from kerasformer.layers.transformer_block import checked_key_dim, require_embed_
 
 
 @serializable
-class TransformerDecoderBlock(keras.layers.Layer):
+class TransformerDecoderBlock(Layer):
     """Masked self-attention, optional attention to an encoder, and a feed-forward network.
 
     Each query sees only itself and earlier positions (the causal mask of seeds 002 and
