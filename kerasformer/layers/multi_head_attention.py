@@ -61,6 +61,8 @@ class MultiHeadAttention(Layer):
         max_wavelength: Longest wavelength of the rotary embedding.
         num_buckets: Number of relative-distance buckets.
         max_distance: Distances beyond this share the last bucket.
+        bidirectional: Whether keys after the query get relative buckets of their own;
+            ``False`` (T5's decoder) for causal attention.
         attention_span: If set, the largest span of an `AdaptiveAttentionSpan` per head.
         span_ramp: Soft edge width ``R`` of the adaptive span.
         span_penalty: L1 penalty on the adaptive spans, added as a layer loss.
@@ -106,6 +108,7 @@ class MultiHeadAttention(Layer):
         max_wavelength: float = 10_000.0,
         num_buckets: int = 32,
         max_distance: int = 128,
+        bidirectional: bool = True,
         attention_span: int | None = None,
         span_ramp: int = 32,
         span_penalty: float = 2e-6,
@@ -132,6 +135,7 @@ class MultiHeadAttention(Layer):
         self.max_wavelength = require_positive_number("max_wavelength", max_wavelength)
         self.num_buckets = require_positive_int("num_buckets", num_buckets)
         self.max_distance = require_positive_int("max_distance", max_distance)
+        self.bidirectional = require_bool("bidirectional", bidirectional)
         self.attention_span = (
             None
             if attention_span is None
@@ -151,7 +155,7 @@ class MultiHeadAttention(Layer):
         # float32 layers: scores and weights stay float32 under mixed precision.
         self.relative_position_bias = (
             RelativePositionBias(
-                self.num_heads, self.num_buckets, self.max_distance,
+                self.num_heads, self.num_buckets, self.max_distance, self.bidirectional,
                 name="relative_position_bias", dtype="float32",
             )
             if self.position == "relative" else None
@@ -345,6 +349,7 @@ class MultiHeadAttention(Layer):
             max_wavelength=self.max_wavelength,
             num_buckets=self.num_buckets,
             max_distance=self.max_distance,
+            bidirectional=self.bidirectional,
             attention_span=self.attention_span,
             span_ramp=self.span_ramp,
             span_penalty=self.span_penalty,

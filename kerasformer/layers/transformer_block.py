@@ -107,19 +107,19 @@ class TransformerBlock(Layer):
         )
         self.attention_span = self.attention.attention_span
         self.attention_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, name="attention_norm"
+            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="attention_norm"
         )
         self.attention_dropout_layer = keras.layers.Dropout(
-            self.dropout, name="attention_output_dropout"
+            self.dropout, dtype=self.dtype_policy, name="attention_output_dropout"
         )
         self.ff_hidden = keras.layers.Dense(
-            self.ff_dim, activation=self.activation, name="ff_hidden"
+            self.ff_dim, activation=self.activation, dtype=self.dtype_policy, name="ff_hidden"
         )
         self.ff_output = keras.layers.Dense(
             self.embed_dim, dtype=self.dtype_policy, name="ff_output"
         )
         self.ff_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, name="ff_norm"
+            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="ff_norm"
         )
         self.ff_dropout_layer = keras.layers.Dropout(
             self.dropout, dtype=self.dtype_policy, name="ff_output_dropout"

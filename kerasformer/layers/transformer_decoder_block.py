@@ -105,10 +105,11 @@ class TransformerDecoderBlock(Layer):
         self.supports_masking = True
         self._encoder_shape = None
 
-        def attention(name, position):
+        def attention(name, position, bidirectional=True):
             return MultiHeadAttention(
                 self.num_heads, self.key_dim, dropout=self.attention_dropout,
-                position=position, name=name,
+                position=position, bidirectional=bidirectional,
+                dtype=self.dtype_policy, name=name,
             )  # fmt: skip
 
         def norm(name):
@@ -116,7 +117,8 @@ class TransformerDecoderBlock(Layer):
                 epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=name
             )
 
-        self.self_attention = attention("self_attention", self.position)
+        # T5's decoder buckets: past distances only, as future keys are always hidden.
+        self.self_attention = attention("self_attention", self.position, bidirectional=False)
         self.self_attention_norm = norm("self_attention_norm")
         self.self_attention_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
         # Source and target positions are unrelated, so cross-attention gets none.
@@ -124,7 +126,7 @@ class TransformerDecoderBlock(Layer):
         self.cross_attention_norm = norm("cross_attention_norm")
         self.cross_attention_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
         self.ff_hidden = keras.layers.Dense(
-            self.ff_dim, activation=self.activation, name="ff_hidden"
+            self.ff_dim, activation=self.activation, dtype=self.dtype_policy, name="ff_hidden"
         )
         self.ff_output = keras.layers.Dense(
             self.embed_dim, dtype=self.dtype_policy, name="ff_output"

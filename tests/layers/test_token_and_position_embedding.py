@@ -5,30 +5,62 @@ import re
 import numpy as np
 import pytest
 
-from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.layers import TokenAndPositionEmbedding
+from kerasformer.layers.backend import keras, ops
+from tests.layers.harness import run_layer_test
+from tests.numpy_reference import sinusoidal_position_encoding
 
 
-def tables(layer: TokenAndPositionEmbedding) -> tuple[np.ndarray, np.ndarray]:
-    return layer.token_embedding.embeddings.numpy(), layer.position_embedding.embeddings.numpy()
+def numpy(tensor):
+    return np.asarray(ops.convert_to_numpy(tensor))
+
+
+def token_table(layer: TokenAndPositionEmbedding) -> np.ndarray:
+    return numpy(layer.token_embedding.embeddings)
+
+
+def position_table(layer: TokenAndPositionEmbedding) -> np.ndarray:
+    return numpy(layer.position_embedding.embeddings)
 
 
 @pytest.mark.parametrize("length", [1, 5, 12])
 def test_output_is_token_row_plus_position_row(length):
     layer = TokenAndPositionEmbedding(vocab_size=30, maxlen=12, embed_dim=6)
     ids = np.random.default_rng(length).integers(0, 30, size=(4, length))
-    out = layer(tf.constant(ids)).numpy()
-    token_table, position_table = tables(layer)
-    expected = token_table[ids] + position_table[np.arange(length)][None]
+    out = numpy(layer(ops.convert_to_tensor(ids)))
+    expected = token_table(layer)[ids] + position_table(layer)[np.arange(length)][None]
     np.testing.assert_allclose(out, expected, rtol=1e-6)
 
 
-def test_mask_is_false_exactly_at_padding():
-    layer = TokenAndPositionEmbedding(vocab_size=30, maxlen=8, embed_dim=4)
-    ids = tf.constant([[3, 1, 0, 0], [0, 7, 2, 0]])
-    np.testing.assert_array_equal(layer.compute_mask(ids).numpy(), ids.numpy() != 0)
-    assert TokenAndPositionEmbedding(30, 8, 4, mask_zero=False).compute_mask(ids) is None
+@pytest.mark.parametrize("length", [1, 7])
+def test_sinusoidal_output_is_scaled_token_row_plus_published_sinusoid(length):
+    """Vaswani et al. 2017: embeddings multiplied by √d_model (§3.4), plus PE (§3.5)."""
+    layer = TokenAndPositionEmbedding(vocab_size=30, maxlen=8, embed_dim=6, position="sinusoidal")
+    ids = np.random.default_rng(length).integers(0, 30, size=(3, length))
+    out = numpy(layer(ops.convert_to_tensor(ids)))
+    scaled_tokens = token_table(layer)[ids] * np.sqrt(6)
+    expected = scaled_tokens + sinusoidal_position_encoding(length, 6)[None]
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+    assert len(layer.trainable_weights) == 1  # the sinusoid is fixed: tokens only
+
+
+def test_no_position_output_is_the_token_row_only():
+    layer = TokenAndPositionEmbedding(vocab_size=30, maxlen=8, embed_dim=5, position="none")
+    ids = np.array([[3, 29, 0, 7], [1, 1, 1, 1]])
+    out = numpy(layer(ops.convert_to_tensor(ids)))
+    np.testing.assert_array_equal(out, token_table(layer)[ids])
+    assert len(layer.trainable_weights) == 1
+
+
+@pytest.mark.parametrize("position", ["learned", "sinusoidal", "none"])
+def test_mask_is_false_exactly_at_padding(position):
+    layer = TokenAndPositionEmbedding(vocab_size=30, maxlen=8, embed_dim=4, position=position)
+    ids = np.array([[3, 1, 0, 0], [0, 7, 2, 0]])
+    mask = layer.compute_mask(ops.convert_to_tensor(ids))
+    np.testing.assert_array_equal(numpy(mask), ids != 0)
+    unmasked = TokenAndPositionEmbedding(30, 8, 4, mask_zero=False, position=position)
+    assert unmasked.compute_mask(ops.convert_to_tensor(ids)) is None
 
 
 def test_mask_reaches_the_next_layer():
@@ -37,87 +69,44 @@ def test_mask_reaches_the_next_layer():
     pooled = keras.layers.GlobalAveragePooling1D()(embedded)
     model = keras.Model(inputs, [embedded, pooled])
     ids = np.array([[3, 5, 0, 0]])
-    vectors, average = (t.numpy() for t in model(ids))
+    vectors, average = (numpy(t) for t in model(ids))
     np.testing.assert_allclose(average[0], vectors[0, :2].mean(axis=0), rtol=1e-6)
 
 
 def test_tables_do_not_start_identical():
     layer = TokenAndPositionEmbedding(vocab_size=8, maxlen=8, embed_dim=4)
     layer.build((None, None))
-    token_table, position_table = tables(layer)
-    assert not np.allclose(token_table, position_table)
+    assert not np.allclose(token_table(layer), position_table(layer))
 
 
 TOO_LONG = "longer than maxlen=4; truncate the input or build the layer with a larger maxlen."
-# Under XLA the compiler reports the slice of positions 0..length-1 out of maxlen=4.
-XLA_TOO_LONG = r"Expected size\[0\] in \[0, 4\], but got 6[\s\S]*positions_up_to_maxlen"
 
 
-def test_input_longer_than_maxlen_is_a_clear_error_eagerly():
-    layer = TokenAndPositionEmbedding(vocab_size=30, maxlen=4, embed_dim=4)
+@pytest.mark.parametrize("position", ["learned", "sinusoidal", "none"])
+def test_input_longer_than_maxlen_is_a_clear_error_eagerly(position):
+    layer = TokenAndPositionEmbedding(vocab_size=30, maxlen=4, embed_dim=4, position=position)
     with pytest.raises(ValueError, match=re.escape(f"got a sequence of length 5, {TOO_LONG}")):
-        layer(tf.ones((1, 5), tf.int32))
+        layer(ops.ones((1, 5), "int32"))
 
 
-def test_input_longer_than_maxlen_is_a_clear_error_in_a_graph_of_unknown_length():
-    layer = TokenAndPositionEmbedding(vocab_size=30, maxlen=4, embed_dim=4)
-    run = tf.function(layer, input_signature=[tf.TensorSpec((None, None), tf.int32)])
-    run(tf.ones((1, 4), tf.int32))
-    expected = f"assertion failed: [TokenAndPositionEmbedding got a sequence {TOO_LONG}]"
-    with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(expected)):
-        run(tf.ones((1, 6), tf.int32))
+def test_input_longer_than_maxlen_is_a_clear_error_in_a_functional_model():
+    inputs = keras.Input(shape=(6,), dtype="int32")
+    with pytest.raises(ValueError, match=re.escape(f"got a sequence of length 6, {TOO_LONG}")):
+        TokenAndPositionEmbedding(vocab_size=30, maxlen=4, embed_dim=4)(inputs)
 
 
-def reference_embedding(layer: TokenAndPositionEmbedding, ids: np.ndarray) -> np.ndarray:
-    token_table, position_table = tables(layer)
-    return token_table[ids] + position_table[np.arange(ids.shape[-1])][None]
-
-
-@pytest.mark.parametrize(
-    "compile_options",
-    [
-        dict(input_signature=[tf.TensorSpec((None, None), tf.int32)]),
-        dict(reduce_retracing=True),
-    ],
-    ids=["length-none-signature", "relaxed-shapes"],
-)
-def test_xla_refuses_input_longer_than_maxlen_instead_of_reusing_a_position(compile_options):
-    layer = TokenAndPositionEmbedding(vocab_size=30, maxlen=4, embed_dim=4)
-    run = tf.function(layer, jit_compile=True, **compile_options)
-    for length in (3, 4):  # up to maxlen, XLA computes the right numbers
-        ids = np.arange(1, length + 1, dtype="int32")[None]
-        np.testing.assert_allclose(run(ids).numpy(), reference_embedding(layer, ids), rtol=1e-6)
-    with pytest.raises(tf.errors.InvalidArgumentError, match=XLA_TOO_LONG):
-        run(tf.ones((1, 6), tf.int32))
-
-
-def xla_compiled_model(maxlen: int) -> keras.Model:
-    inputs = keras.Input(shape=(None,), dtype="int32")
-    embedded = TokenAndPositionEmbedding(vocab_size=30, maxlen=maxlen, embed_dim=4)(inputs)
-    pooled = keras.layers.GlobalAveragePooling1D()(embedded)
-    model = keras.Model(inputs, keras.layers.Dense(2, activation="softmax")(pooled))
-    model.compile("sgd", "sparse_categorical_crossentropy", jit_compile=True)
-    return model
-
-
-def padded_batches(length: int) -> tf.data.Dataset:
-    """Batches whose length is unknown when Keras traces, like the bucketed pipeline's."""
-    ids = np.arange(1, 4 * length + 1, dtype="int32").reshape(4, length) % 30
-    examples = tf.data.Dataset.from_tensor_slices((ids, np.array([0, 1, 0, 1])))
-    return examples.padded_batch(2, padded_shapes=([None], []))
-
-
-def test_keras_model_compiled_with_xla_refuses_batches_longer_than_maxlen():
-    model = xla_compiled_model(maxlen=4)
-    assert padded_batches(6).element_spec[0].shape.as_list() == [None, None]
-    model.fit(padded_batches(4), verbose=0)  # the legitimate path still trains
-    before = [w.numpy() for w in model.weights]
-    with pytest.raises(tf.errors.InvalidArgumentError, match=XLA_TOO_LONG):
-        model.fit(padded_batches(6), verbose=0)
-    for old, new in zip(before, model.weights, strict=True):
-        np.testing.assert_array_equal(old, new.numpy())  # nothing was learned from it
-    with pytest.raises(tf.errors.InvalidArgumentError, match=XLA_TOO_LONG):
-        model.predict(padded_batches(6).map(lambda ids, label: ids), verbose=0)
+@pytest.mark.parametrize("position", ["learned", "sinusoidal"])
+def test_harness(position, tmp_path):
+    ids = np.array([[3, 5, 0, 0, 0], [1, 2, 9, 4, 0]], dtype="int32")
+    run_layer_test(
+        TokenAndPositionEmbedding,
+        dict(vocab_size=10, maxlen=6, embed_dim=4, position=position),
+        ids,
+        (2, 5, 4),
+        expected_output_mask=ids != 0,
+        expected_num_trainable_weights=2 if position == "learned" else 1,
+        tmp_path=tmp_path,
+    )
 
 
 @pytest.mark.parametrize(
@@ -129,12 +118,19 @@ def test_keras_model_compiled_with_xla_refuses_batches_longer_than_maxlen():
         (dict(vocab_size=10, maxlen=4, embed_dim=np.float64(4.0)), "embed_dim"),
         (dict(vocab_size=True, maxlen=4, embed_dim=4), "vocab_size"),
         (dict(vocab_size=10, maxlen=4, embed_dim=4, mask_zero="false"), "mask_zero"),
+        (dict(vocab_size=10, maxlen=4, embed_dim=4, position="rotary"), "position"),
     ],
 )
 def test_invalid_arguments_are_a_one_line_kerasformer_error(kwargs, name):
     with pytest.raises(KerasformerError, match=f"^`{name}` must be") as caught:
         TokenAndPositionEmbedding(**kwargs)
     assert isinstance(caught.value, ValueError)  # what Keras users catch
+    assert "\n" not in str(caught.value)
+
+
+def test_sinusoidal_positions_need_an_even_embed_dim():
+    with pytest.raises(KerasformerError, match="^sinusoidal positions need an even embed_dim"):
+        TokenAndPositionEmbedding(vocab_size=10, maxlen=4, embed_dim=5, position="sinusoidal")
 
 
 def test_numpy_integer_sizes_are_accepted_and_stored_as_python_ints():
@@ -147,17 +143,18 @@ def test_numpy_integer_sizes_are_accepted_and_stored_as_python_ints():
     assert sizes == {"vocab_size": 30, "maxlen": 8, "embed_dim": 4, "mask_zero": True}
     assert [type(value) for value in sizes.values()] == [int, int, int, bool]
     assert json.loads(json.dumps(config))["maxlen"] == 8
-    assert layer(tf.constant([[3, 0]])).shape == (1, 2, 4)
+    assert tuple(layer(ops.convert_to_tensor(np.array([[3, 0]]))).shape) == (1, 2, 4)
 
 
 def test_config_has_every_constructor_argument_and_round_trips():
     layer = TokenAndPositionEmbedding(
-        vocab_size=99, maxlen=7, embed_dim=5, mask_zero=False,
-        embeddings_initializer="glorot_uniform", name="emb",
+        vocab_size=99, maxlen=7, embed_dim=6, mask_zero=False,
+        embeddings_initializer="glorot_uniform", position="sinusoidal", name="emb",
     )  # fmt: skip
     config = layer.get_config()
     parameters = set(inspect.signature(TokenAndPositionEmbedding.__init__).parameters)
     assert parameters - {"self", "kwargs"} <= set(config)
+    assert config["position"] == "sinusoidal"
     assert TokenAndPositionEmbedding.from_config(config).get_config() == config
     registered = keras.saving.get_registered_name(TokenAndPositionEmbedding)
     assert registered == "kerasformer>TokenAndPositionEmbedding"
