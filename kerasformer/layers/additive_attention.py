@@ -6,6 +6,7 @@ from kerasformer.layers._base import Layer
 from kerasformer.layers._validation import require_positive_int, require_rate
 from kerasformer.layers.backend import (
     compute_dtype_inputs,
+    fresh_copy,
     keras,
     keras_mask,
     name_scope,
@@ -77,9 +78,7 @@ class AdditiveAttention(Layer):
         )
 
     def _projection(self, name: str):
-        initializer = self.kernel_initializer.__class__.from_config(
-            self.kernel_initializer.get_config()
-        )
+        initializer = fresh_copy(self.kernel_initializer)
         return keras.layers.Dense(
             self.units,
             use_bias=False,
@@ -131,8 +130,8 @@ class AdditiveAttention(Layer):
         key = value if key is None else key
         if self._shapes is None:
             self._make_weights(query.shape, value.shape, key.shape)
-        query_mask = query_mask if query_mask is not None else keras_mask(query)
-        value_mask = value_mask if value_mask is not None else keras_mask(value)
+        query_mask = keras_mask(query, query_mask)
+        value_mask = keras_mask(value, value_mask)
         value, key = compute_dtype_inputs(self, value, key)
         projected_key = self.key_projection(key)
         _, weights = self.attention(

@@ -51,8 +51,7 @@ if KERAS_VERSION == 2:
         """Scope under which a sub-layer's weights get its name (automatic in Keras 3)."""
         return tf.name_scope(name)
 
-    def keras_mask(tensor):
-        """The Keras mask a previous layer attached to ``tensor``, or None."""
+    def _attached_mask(tensor):
         return getattr(tensor, "_keras_mask", None)
 
 else:
@@ -65,13 +64,26 @@ else:
         del name  # Keras 3 names sub-layer weights by their path already.
         return contextlib.nullcontext()
 
-    def keras_mask(tensor):
-        """The Keras mask a previous layer attached to ``tensor``, or None."""
+    def _attached_mask(tensor):
         # Keras 3 keeps masks of tensors that take no attributes (JAX arrays) in a table
         # that only this function reads; it fills ``*_mask`` call arguments itself.
         from keras.src.backend import get_keras_mask
 
         return None if tensor is None else get_keras_mask(tensor)
+
+
+def keras_mask(tensor, given=None):
+    """``given`` if not None, else the Keras mask a previous layer attached to ``tensor``."""
+    return given if given is not None else _attached_mask(tensor)
+
+
+def fresh_copy(initializer):
+    """A new initializer like ``initializer``.
+
+    One initializer object called twice returns the same values, which would start two
+    weights (token and position tables, query and key kernels) from identical numbers.
+    """
+    return initializer.__class__.from_config(initializer.get_config())
 
 
 def checked_length(length, maxlen: int, message: str):
@@ -114,6 +126,7 @@ __all__ = [
     "backend_name",
     "checked_length",
     "compute_dtype_inputs",
+    "fresh_copy",
     "chosen_keras_version",
     "keras",
     "keras_mask",

@@ -13,6 +13,7 @@ from kerasformer.layers._validation import (
 from kerasformer.layers.adaptive_attention_span import AdaptiveAttentionSpan
 from kerasformer.layers.backend import (
     compute_dtype_inputs,
+    fresh_copy,
     keras,
     keras_mask,
     name_scope,
@@ -203,19 +204,13 @@ class MultiHeadAttention(Layer):
 
     def _kernel(self, name, shape):
         return self.add_weight(
-            name=name, shape=shape, initializer=self._fresh(self.kernel_initializer)
+            name=name, shape=shape, initializer=fresh_copy(self.kernel_initializer)
         )
 
     def _bias(self, name, shape):
         return self.add_weight(
-            name=name, shape=shape, initializer=self._fresh(self.bias_initializer)
+            name=name, shape=shape, initializer=fresh_copy(self.bias_initializer)
         )
-
-    @staticmethod
-    def _fresh(initializer):
-        # One initializer object gives the same values each call; the four kernels
-        # must not start equal.
-        return initializer.__class__.from_config(initializer.get_config())
 
     def get_build_config(self):
         return self._shapes
@@ -250,9 +245,9 @@ class MultiHeadAttention(Layer):
         if self._shapes is None:
             self._make_weights(query.shape, value.shape, key.shape)
         # Read before casting: a cast tensor no longer carries its Keras mask.
-        query_mask = _mask(query_mask, query)
-        value_mask = _mask(value_mask, value)
-        key_mask = value_mask if key is value else _mask(key_mask, key)
+        query_mask = keras_mask(query, query_mask)
+        value_mask = keras_mask(value, value_mask)
+        key_mask = value_mask if key is value else keras_mask(key, key_mask)
         value, key = compute_dtype_inputs(self, value, key)
         query_start = 0 if cache_index is None else cache_index
 
@@ -385,7 +380,3 @@ def require_position(position) -> str:
             f"{position!r}; learned and sinusoidal positions are added by the embedding."
         )
     return position
-
-
-def _mask(given, tensor):
-    return given if given is not None else keras_mask(tensor)

@@ -176,9 +176,9 @@ class ScaledDotProductAttention(Layer):
         training=None,
     ):
         key = value if key is None else key
-        query_mask = _given_or_keras_mask(query_mask, query)
-        value_mask = _given_or_keras_mask(value_mask, value)
-        key_mask = _given_or_keras_mask(key_mask, key) if key is not value else value_mask
+        query_mask = keras_mask(query, query_mask)
+        value_mask = keras_mask(value, value_mask)
+        key_mask = keras_mask(key, key_mask) if key is not value else value_mask
         mask = combine_masks(
             padding_attention_mask(query_mask, combine_masks(value_mask, key_mask)),
             attention_mask,
@@ -191,16 +191,12 @@ class ScaledDotProductAttention(Layer):
         return outputs
 
     def compute_mask(self, query, mask=None):
-        return _given_or_keras_mask(mask, query)
+        return keras_mask(query, mask)
 
     def get_config(self):
         config = super().get_config()
         config.update(dropout=self.dropout)
         return config
-
-
-def _given_or_keras_mask(mask, tensor):
-    return mask if mask is not None else keras_mask(tensor)
 
 
 def _swap_last_two(rank: int) -> tuple[int, ...]:

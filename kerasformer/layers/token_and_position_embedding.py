@@ -8,6 +8,7 @@ from kerasformer.layers._base import Layer
 from kerasformer.layers._validation import LayerError, require_bool, require_positive_int
 from kerasformer.layers.backend import (
     checked_length,
+    fresh_copy,
     keras,
     name_scope,
     ops,
@@ -85,7 +86,7 @@ class TokenAndPositionEmbedding(Layer):
         self.token_embedding = keras.layers.Embedding(
             self.vocab_size,
             self.embed_dim,
-            embeddings_initializer=_fresh_copy(self.embeddings_initializer),
+            embeddings_initializer=fresh_copy(self.embeddings_initializer),
             dtype=self.dtype_policy,
             name="token_embedding",
         )
@@ -94,7 +95,7 @@ class TokenAndPositionEmbedding(Layer):
             self.position_embedding = keras.layers.Embedding(
                 self.maxlen,
                 self.embed_dim,
-                embeddings_initializer=_fresh_copy(self.embeddings_initializer),
+                embeddings_initializer=fresh_copy(self.embeddings_initializer),
                 dtype=self.dtype_policy,
                 name="position_embedding",
             )
@@ -171,12 +172,6 @@ class TokenAndPositionEmbedding(Layer):
             position=self.position,
         )
         return config
-
-
-def _fresh_copy(initializer):
-    # One initializer instance called twice returns the same values both times, which
-    # would start the token and position tables from identical numbers.
-    return initializer.__class__.from_config(initializer.get_config())
 
 
 _FIX = "truncate the input or build the layer with a larger maxlen."

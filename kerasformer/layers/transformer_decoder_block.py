@@ -182,7 +182,7 @@ class TransformerDecoderBlock(Layer):
         return_attention_scores=False,
         training=None,
     ):
-        mask = None if cache is not None else _given_or_keras_mask(mask, inputs)
+        mask = None if cache is not None else keras_mask(inputs, mask)
 
         def attend_to_self(x):
             results = self.self_attention(
@@ -201,7 +201,7 @@ class TransformerDecoderBlock(Layer):
         if encoder_outputs is not None:
             if self._encoder_shape is None:
                 self._build_cross_attention(encoder_outputs.shape)
-            source_mask = _given_or_keras_mask(encoder_mask, encoder_outputs)
+            source_mask = keras_mask(encoder_outputs, encoder_mask)
 
             def attend_to_source(x):
                 return self.cross_attention(
@@ -253,7 +253,3 @@ class TransformerDecoderBlock(Layer):
             position=self.position,
         )
         return config
-
-
-def _given_or_keras_mask(mask, tensor):
-    return mask if mask is not None else keras_mask(tensor)
