@@ -1,4 +1,4 @@
-"""Text classification datasets as ``tf.data`` splits with class names."""
+"""Datasets: text classification, translation pairs and language-model tokens."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ from pathlib import Path
 
 from kerasformer.datasets.ag_news import load_ag_news
 from kerasformer.datasets.bbc_news import load_bbc_news
+from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
+from kerasformer.datasets.spa_eng import SPA_ENG_URL, load_spa_eng
 from kerasformer.datasets.text_classification_data import (
     LabeledTexts,
     TextClassificationData,
 )
+from kerasformer.datasets.wikitext import WIKITEXT2_URL, LanguageModelData, load_wikitext2
 from kerasformer.errors import KerasformerError
 
 LOADERS = {"bbc_news": load_bbc_news, "ag_news": load_ag_news}
@@ -41,9 +44,16 @@ def load_dataset(
 
 __all__ = [
     "LOADERS",
+    "SPA_ENG_URL",
+    "WIKITEXT2_URL",
     "LabeledTexts",
+    "LanguageModelData",
+    "SentencePairs",
     "TextClassificationData",
+    "TranslationData",
     "load_ag_news",
     "load_bbc_news",
     "load_dataset",
+    "load_spa_eng",
+    "load_wikitext2",
 ]

@@ -118,3 +118,103 @@ def length_bucket_boundaries(maxlen: int) -> list[int]:
         boundaries.append(limit)
         limit = max(limit + 8, int(limit * 1.5) // 8 * 8)
     return [*boundaries, maxlen + 1]
+
+
+def sequence_pair_examples(
+    pairs: tf.data.Dataset,
+    source_ids: Callable[[tf.Tensor], tf.RaggedTensor],
+    target_ids: Callable[[tf.Tensor], tf.RaggedTensor],
+    maxlen: int,
+) -> tf.data.Dataset:
+    """``(source ids, target ids)`` of string pairs, computed once and cached.
+
+    Pairs with a side longer than ``maxlen`` ids are left out (a model cannot read them).
+    """
+
+    def padded_ids_and_lengths(sources, targets):
+        sources, targets = source_ids(sources), target_ids(targets)
+        return (
+            sources.to_tensor(), sources.row_lengths(), targets.to_tensor(), targets.row_lengths()
+        )
+
+    def unpadded(source, source_length, target, target_length):
+        return source[:source_length], target[:target_length]
+
+    def fits(source, target):
+        return tf.logical_and(tf.size(source) <= maxlen, tf.size(target) <= maxlen)
+
+    return (
+        pairs.batch(_VECTORIZE_BATCH)
+        .map(padded_ids_and_lengths)
+        .unbatch()
+        .map(unpadded)
+        .filter(fits)
+        .cache()
+    )
+
+
+def teacher_forcing_batches(
+    examples: tf.data.Dataset,
+    batch_size: int,
+    maxlen: int,
+    shuffle_seed: int | None = None,
+    fixed_shapes: bool = False,
+    inputs: tuple[str, str] = ("source_ids", "target_ids"),
+) -> tf.data.Dataset:
+    """``({source, target[:-1]}, target[1:])`` batches of pairs of similar length.
+
+    The decoder reads the target up to each position and predicts the next token.
+    Batches are bucketed by the longer side of each pair and padded with 0 per batch,
+    or with ``fixed_shapes`` to the bucket's limit (a handful of shapes for XLA).
+    """
+    lengths = np.concatenate(
+        [np.zeros(0, np.int32)]
+        + [
+            batch.numpy()
+            for batch in examples.map(
+                lambda source, target: tf.maximum(tf.size(source), tf.size(target))
+            ).batch(_VECTORIZE_BATCH)
+        ]
+    )
+    examples = examples.apply(tf.data.experimental.assert_cardinality(len(lengths)))
+    if shuffle_seed is not None:
+        examples = examples.shuffle(len(lengths), seed=shuffle_seed, reshuffle_each_iteration=True)
+    boundaries = length_bucket_boundaries(maxlen)
+    source_name, target_name = inputs
+
+    def shifted(source, target):
+        return {source_name: source, target_name: target[:-1]}, target[1:]
+
+    batches = examples.map(shifted).bucket_by_sequence_length(
+        element_length_func=lambda inputs, labels: tf.maximum(
+            tf.size(inputs[source_name]), tf.size(labels) + 1
+        ),
+        bucket_boundaries=boundaries,
+        bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
+        pad_to_bucket_boundary=fixed_shapes,
+    )
+    count = bucketed_batch_count(lengths, boundaries, batch_size)
+    return batches.apply(tf.data.experimental.assert_cardinality(count)).prefetch(tf.data.AUTOTUNE)
+
+
+def next_token_windows(ids: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """A token stream cut into inputs and next-token targets of ``window`` tokens.
+
+    Windows do not overlap, as in the PyTorch word_language_model example; the tokens
+    left over at the end (fewer than a window) are dropped.
+    """
+    count = (len(ids) - 1) // window
+    inputs = ids[: count * window].reshape(count, window)
+    targets = ids[1 : count * window + 1].reshape(count, window)
+    return inputs, targets
+
+
+def next_token_batches(
+    ids: np.ndarray, window: int, batch_size: int, shuffle_seed: int | None = None
+) -> tf.data.Dataset:
+    """``(inputs, targets)`` batches of `next_token_windows`, reshuffled every epoch."""
+    inputs, targets = next_token_windows(ids, window)
+    dataset = tf.data.Dataset.from_tensor_slices((inputs, targets))
+    if shuffle_seed is not None:
+        dataset = dataset.shuffle(len(inputs), seed=shuffle_seed, reshuffle_each_iteration=True)
+    return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)

@@ -49,6 +49,9 @@ class TokenAndPositionEmbedding(Layer):
 
     Call arguments:
         inputs: Integer token ids of shape ``(batch, length)`` with ``length <= maxlen``.
+        start_index: Position of the first token (default 0), for incremental decoding:
+            a decoder fed one new token at a time embeds token ``i`` at position ``i``.
+            ``start_index + length`` must not exceed ``maxlen``.
 
     Example:
 
@@ -113,17 +116,25 @@ class TokenAndPositionEmbedding(Layer):
                 self.position_embedding.build((None,))
         self.built = True
 
-    def call(self, inputs):
-        self._require_static_length_within_maxlen(inputs.shape[-1])
-        length = checked_length(ops.shape(inputs)[-1], self.maxlen, self._too_long())
+    def call(self, inputs, start_index=0):
+        static_length = inputs.shape[-1]
+        if static_length is not None and isinstance(start_index, int):
+            static_length += start_index
+        self._require_static_length_within_maxlen(static_length)
+        length = ops.shape(inputs)[-1]
+        end = length + start_index
+        checked_end = checked_length(end, self.maxlen, self._too_long())
+        # A TensorFlow graph checks at run time; the check must feed the positions.
+        count = length if checked_end is end else checked_end - start_index
         embedded = self.token_embedding(inputs)
         if self.position == "learned":
-            return embedded + self.position_embedding(self._positions(length))
+            positions = self._positions(count, start_index)
+            return embedded + self.position_embedding(positions)
         if self.position == "sinusoidal":
             # As in the paper (section 3.4): token vectors scaled by √d, so the fixed
             # encodings in [-1, 1] do not drown small initial embeddings.
             embedded = embedded * math.sqrt(self.embed_dim)
-            return embedded + self.position_embedding(embedded)
+            return embedded + self.position_embedding(embedded, start_index=start_index)
         return embedded
 
     def _require_static_length_within_maxlen(self, length: int | None) -> None:
@@ -139,8 +150,8 @@ class TokenAndPositionEmbedding(Layer):
     def _too_long(self) -> str:
         return f"TokenAndPositionEmbedding got a sequence longer than maxlen={self.maxlen}; {_FIX}"
 
-    def _positions(self, length):
-        """``0 .. length - 1`` for a ``length`` already checked against ``maxlen``.
+    def _positions(self, length, start_index=0):
+        """``start_index .. start_index + length - 1``, checked against ``maxlen`` already.
 
         In a TensorFlow graph the length may only be known at run time, where an
         assertion checks it. XLA drops assertions and clamps out-of-range gathers, which
@@ -151,7 +162,7 @@ class TokenAndPositionEmbedding(Layer):
         """
         # The scope names the op in TensorFlow's error message.
         with name_scope("positions_up_to_maxlen"):
-            return ops.slice(ops.arange(self.maxlen), [0], [length])
+            return ops.slice(ops.arange(self.maxlen), [start_index], [length])
 
     def compute_mask(self, inputs, mask=None):
         if not self.mask_zero:

@@ -1,15 +1,17 @@
-"""Pictures of training runs and models: training history, confusion matrix, attention heads.
+"""Pictures of training runs and models: training history, confusion matrix, attention.
 
 Every function returns a matplotlib ``Figure`` built without pyplot, so nothing needs a
 display and a notebook's backend is left alone; ``save_figure`` writes one to a file.
 """
 
+from kerasformer.plots.alignment import plot_alignment
 from kerasformer.plots.attention_heads import plot_attention_heads
 from kerasformer.plots.confusion_matrix import plot_confusion_matrix
 from kerasformer.plots.figures import save_figure
 from kerasformer.plots.training_history import plot_training_history
 
 __all__ = [
+    "plot_alignment",
     "plot_attention_heads",
     "plot_confusion_matrix",
     "plot_training_history",

@@ -19,6 +19,8 @@ def plot_attention_heads(
     weights: np.ndarray,
     title: str | None = None,
     columns: int = 4,
+    *,
+    key_tokens: Sequence[str] | None = None,
 ) -> Figure:
     """Draw each head's attention weights as a heatmap, queries down and keys across.
 
@@ -28,23 +30,27 @@ def plot_attention_heads(
     returns the weights of the text's own tokens only.
 
     Args:
-        tokens: The text's tokens, one per row and column.
-        weights: Array of shape ``(num_heads, len(tokens), len(tokens))``; row ``i`` of a
-            head is how token ``i`` distributes its attention over the tokens.
+        tokens: The text's tokens, one per row (the queries) and, unless ``key_tokens``
+            is given, one per column (the keys).
+        weights: Array of shape ``(num_heads, len(tokens), len(key_tokens or tokens))``;
+            row ``i`` of a head is how token ``i`` distributes its attention over the keys.
         title: Title over all heads.
         columns: Heads per row of the grid.
+        key_tokens: The tokens along the columns when they differ from the rows, as in
+            cross-attention: target tokens down, source tokens across.
 
     Example:
 
     >>> tokens, weights = attention_weights(model, "time flies like an arrow")
     >>> save_figure(plot_attention_heads(tokens, weights), "attention.png")
     """
-    weights = checked_weights(tokens, weights)
+    keys = tokens if key_tokens is None else key_tokens
+    weights = checked_weights(tokens, weights, key_tokens)
     heads = weights.shape[0]
     columns = max(1, min(columns, heads))
     rows = math.ceil(heads / columns)
-    side = min(2.0 + 0.28 * len(tokens), 8.0)
-    figure = Figure(figsize=(side * columns + 1.0, side * rows + 0.6), layout="constrained")
+    width, height = (min(2.0 + 0.28 * len(axis), 8.0) for axis in (keys, tokens))
+    figure = Figure(figsize=(width * columns + 1.0, height * rows + 0.6), layout="constrained")
     axes = figure.subplots(rows, columns, squeeze=False).ravel()
     low, high = float(weights.min()), float(weights.max())
     if high - low < 1e-9:  # all equal: any scale would paint one colour; keep it mid-range
@@ -56,7 +62,7 @@ def plot_attention_heads(
             continue
         image = ax.imshow(weights[head], cmap="viridis", vmin=low, vmax=high)
         ax.set_title(f"head {head + 1}")
-        label_tokens(ax, tokens)
+        label_tokens(ax, tokens, keys)
         ax.set_xlabel("key (attended to)")
         if head % columns == 0:
             ax.set_ylabel("query")
@@ -66,22 +72,27 @@ def plot_attention_heads(
     return figure
 
 
-def label_tokens(ax, tokens: Sequence[str]) -> None:
-    if len(tokens) > MAX_LABELLED_TOKENS:
+def label_tokens(ax, query_tokens: Sequence[str], key_tokens: Sequence[str]) -> None:
+    if len(key_tokens) > MAX_LABELLED_TOKENS:
         ax.set_xticks([])
+    else:
+        ax.set_xticks(range(len(key_tokens)), key_tokens, rotation=90, fontsize="small")
+    if len(query_tokens) > MAX_LABELLED_TOKENS:
         ax.set_yticks([])
-        return
-    positions = range(len(tokens))
-    ax.set_xticks(positions, tokens, rotation=90, fontsize="small")
-    ax.set_yticks(positions, tokens, fontsize="small")
+    else:
+        ax.set_yticks(range(len(query_tokens)), query_tokens, fontsize="small")
 
 
-def checked_weights(tokens: Sequence[str], weights) -> np.ndarray:
+def checked_weights(
+    tokens: Sequence[str], weights, key_tokens: Sequence[str] | None = None
+) -> np.ndarray:
     weights = np.asarray(weights, dtype=np.float64)
     n = len(tokens)
-    if weights.ndim != 3 or weights.shape[1:] != (n, n) or weights.shape[0] == 0:
+    m = n if key_tokens is None else len(key_tokens)
+    if weights.ndim != 3 or weights.shape[1:] != (n, m) or weights.shape[0] == 0:
+        which = f"{n} tokens" if key_tokens is None else f"{n} query and {m} key tokens"
         raise KerasformerError(
-            f"attention weights must have shape (heads, {n}, {n}) for {n} tokens, got "
+            f"attention weights must have shape (heads, {n}, {m}) for {which}, got "
             f"{weights.shape}; pass what kerasformer.models.attention_weights returns."
         )
     return weights

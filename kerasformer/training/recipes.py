@@ -19,6 +19,7 @@ from kerasformer.errors import KerasformerError
 
 RECIPES_BY_MODEL = {
     "transformer": ("from-scratch",),
+    "rnn": ("from-scratch",),
     "bert": ("unfrozen", "frozen", "frozen-then-unfrozen"),
 }
 

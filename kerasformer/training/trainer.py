@@ -7,30 +7,20 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from kerasformer.backend import keras, tf
-from kerasformer.datasets import LabeledTexts, TextClassificationData, load_dataset
+from kerasformer.datasets import LabeledTexts, TextClassificationData
 from kerasformer.datasets.pipeline import (
     INPUT_PIPELINES,
-    TOKEN_ID_PIPELINES,
-    text_batches,
-    token_id_batches,
-    token_id_examples,
 )
-from kerasformer.datasets.text_classification_data import require_trainable
 from kerasformer.errors import KerasformerError
-from kerasformer.export.saved_model import write_classifier
 from kerasformer.export.staged_directory import require_replaceable, staged_directory
 from kerasformer.models import (
-    build_classifier,
     string_classifier,
-    text_vectorizer,
-    token_id_classifier,
 )
 from kerasformer.models.bert_classifier import encoder_layer
 from kerasformer.plots import plot_training_history, save_figure
@@ -39,10 +29,10 @@ from kerasformer.training.acceleration import (
     is_chief,
     make_strategy,
     remove_empty_directories,
-    split_off_string_preprocessing,
     worker_export_dir,
 )
 from kerasformer.training.evaluation import classification_metrics
+from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.recipes import (
     RECIPES_BY_MODEL,
     default_recipe,
@@ -56,6 +46,7 @@ from kerasformer.training.run_directory import (
     RunDirectory,
     run_directory_for,
 )
+from kerasformer.training.tasks import task_named
 
 HISTORY_FILE = "history.json"
 METRICS_FILE = "metrics.json"
@@ -73,6 +64,7 @@ DEFAULT_PIPELINE = {"transformer": "bucketed", "bert": "strings"}
 class TrainingConfig:
     """Everything a training run depends on; saved with its metrics."""
 
+    task: str = "classification"  # or "translation", "language-model" (training.tasks)
     model: str = "transformer"
     dataset: str = "bbc_news"
     data_dir: str | None = None
@@ -111,22 +103,29 @@ class TrainingConfig:
         return Path("saved_models") / name
 
     def validate(self) -> None:
+        task = task_named(self.task)
+        if self.task != "classification" and self.input_pipeline is not None:
+            raise KerasformerError(
+                "--input-pipeline chooses how classifiers read text; "
+                f"{self.task} models always read token ids in length buckets."
+            )
         if self.model not in RECIPES_BY_MODEL:
             raise KerasformerError(
                 f"unknown model {self.model!r}; choose one of: {', '.join(RECIPES_BY_MODEL)}."
             )
+        if self.model not in task.models:
+            raise KerasformerError(
+                f"model {self.model!r} does not fit task {self.task!r}; choose one of: "
+                f"{', '.join(task.models)}."
+            )
+        if self.dataset not in task.datasets:
+            raise KerasformerError(
+                f"dataset {self.dataset!r} is not a {self.task} dataset; choose one of: "
+                f"{', '.join(task.datasets)}."
+            )
         require_recipe_fits_model(self.resolved_recipe(), self.model)
-        pipeline = self.resolved_input_pipeline()
-        if pipeline not in PIPELINES_BY_MODEL[self.model]:
-            raise KerasformerError(
-                f"input pipeline {pipeline!r} does not fit model {self.model!r}; choose one "
-                f"of: {', '.join(PIPELINES_BY_MODEL[self.model])}."
-            )
-        if self.xla and pipeline == "dynamic":
-            raise KerasformerError(
-                "--xla would compile again for every batch length of the 'dynamic' input "
-                "pipeline; use 'bucketed' or 'padded' with --xla."
-            )
+        if self.task == "classification":
+            self.require_input_pipeline_fits()
         for name, most in (
             ("epochs", MAX_EPOCHS), ("frozen_epochs", MAX_EPOCHS), ("batch_size", MAX_BATCH_SIZE)
         ):  # fmt: skip
@@ -150,6 +149,19 @@ class TrainingConfig:
         if not 0 < self.validation_fraction < 1:
             raise KerasformerError(
                 f"validation_fraction must be between 0 and 1, got {self.validation_fraction!r}."
+            )
+
+    def require_input_pipeline_fits(self) -> None:
+        pipeline = self.resolved_input_pipeline()
+        if pipeline not in PIPELINES_BY_MODEL[self.model]:
+            raise KerasformerError(
+                f"input pipeline {pipeline!r} does not fit model {self.model!r}; choose one "
+                f"of: {', '.join(PIPELINES_BY_MODEL[self.model])}."
+            )
+        if self.xla and pipeline == "dynamic":
+            raise KerasformerError(
+                "--xla would compile again for every batch length of the 'dynamic' input "
+                "pipeline; use 'bucketed' or 'padded' with --xla."
             )
 
 
@@ -189,24 +201,19 @@ def train(
     require_model_fits_in_memory(config)
 
     make_reproducible(config.seed, deterministic_ops=config.deterministic)
+    task = task_named(config.task)
     if data is None:
-        data = load_dataset(
-            config.dataset, config.data_dir, config.validation_fraction, split_seed=0
-        )
-    require_trainable(data)
+        data = task.load_data(config)
+    task.require_trainable(data)
     if verbose:
-        sizes = ", ".join(f"{count} {split}" for split, count in data.sizes().items())
-        print(f"{data.name}: {sizes} examples; classes: {', '.join(data.class_names)}")
+        print(task.describe(data))
     strategy = make_strategy(config.strategy)
     chief = is_chief(strategy)
     run = None
     if export_dir is not None and chief:
         run = RunDirectory(run_directory_for(export_dir), asdict(config), config.resume)
     with dtype_policy(config.mixed_precision), strategy.scope():
-        model = build_classifier(
-            config.model, data.num_classes, data.splits["train"].texts, **config.model_options
-        )
-        plan = FitPlan.for_model(model, config.resolved_input_pipeline(), xla=config.xla)
+        model, plan = task.build(config, data)
     if export_dir is not None and not chief:
         run = chief_run_directory(export_dir, config)
     started = time.perf_counter()
@@ -217,14 +224,11 @@ def train(
             run.delete()  # its last backup is the state that diverged
         raise
     train_seconds = time.perf_counter() - started
-    metrics = {
-        split: evaluate_split(model, data.splits[split], data.class_names, config.batch_size)
-        for split in ("validation", "test")
-    }
+    metrics = task.evaluate(model, data, config)
     if export_dir is not None:
         # Every worker saves (see worker_export_dir); only the chief's export is kept.
         with worker_export_dir(export_dir, strategy) as written:
-            export_trained(model, data, config, history, metrics, interrupted, written)
+            export_trained(task, model, data, config, history, metrics, interrupted, written)
         if not chief:
             remove_empty_directories(run.path)  # the chief keeps or deletes its own
         elif interrupted:
@@ -271,11 +275,11 @@ def require_settings_of_the_chief(path: Path, config: TrainingConfig) -> None:
         )
 
 
-def export_trained(model, data, config, history, metrics, interrupted, export_dir) -> None:
+def export_trained(task, model, data, config, history, metrics, interrupted, export_dir) -> None:
     """Write the export whole (model, history, picture, metrics) or keep the model elsewhere."""
     try:
-        with staged_directory(export_dir, kind="classifier") as staging:
-            write_classifier(model, data.class_names, staging)
+        with staged_directory(export_dir, kind=task.export_kind) as staging:
+            task.write_export(model, data, staging)
             write_json(staging / HISTORY_FILE, history)
             if history.get("loss"):  # nothing to draw when stopped inside the first epoch
                 title = f"{data.name}: {config.model} ({config.resolved_recipe()})"
@@ -290,7 +294,7 @@ def export_trained(model, data, config, history, metrics, interrupted, export_di
                 },
             )
     except Exception as error:
-        kept = keep_model_somewhere(model)
+        kept = keep_model_somewhere(task.keras_model(model))
         raise KerasformerError(
             f"could not export to {export_dir} ({describe_error(error)}); {kept}"
         ) from error
@@ -318,7 +322,7 @@ def describe_error(error: BaseException) -> str:
 
 def require_model_fits_in_memory(config: TrainingConfig) -> None:
     """Refuse, before building anything, sizes whose weights could not fit in memory."""
-    if config.model != "transformer":
+    if config.task != "classification" or config.model != "transformer":
         return
     from kerasformer.models.transformer_classifier import DEFAULTS
 
@@ -343,56 +347,6 @@ def physical_memory_bytes() -> int | None:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return None
-
-
-@dataclass
-class FitPlan:
-    """What ``model.fit`` trains, and on which batches.
-
-    Either the string-in model itself, or a model on token ids (or, under XLA, on the
-    preprocessed tensors) that shares every weight with it. The string-in model is
-    what gets evaluated and exported either way.
-    """
-
-    full_model: keras.Model
-    fit_model: keras.Model
-    jit_compile: bool
-    make_batches: Callable[[LabeledTexts, int, int | None], tf.data.Dataset]
-
-    @classmethod
-    def for_model(cls, model: keras.Model, pipeline: str, xla: bool) -> FitPlan:
-        if pipeline in TOKEN_ID_PIPELINES:
-            return cls.on_token_ids(model, pipeline, xla)
-        if not xla:
-            return cls(model, model, False, text_batches)
-        preprocessing, core = split_off_string_preprocessing(model)
-
-        def preprocessed_batches(part, batch_size, shuffle_seed):
-            return (
-                text_batches(part, batch_size, shuffle_seed)
-                .map(lambda texts, labels: (preprocessing(texts), labels), tf.data.AUTOTUNE)
-                .prefetch(tf.data.AUTOTUNE)
-            )
-
-        return cls(model, core, True, preprocessed_batches)
-
-    @classmethod
-    def on_token_ids(cls, model: keras.Model, pipeline: str, xla: bool) -> FitPlan:
-        vectorizer = text_vectorizer(model)
-        maxlen = vectorizer.get_config()["output_sequence_length"]
-
-        def id_batches(part, batch_size, shuffle_seed):
-            examples = token_id_examples(part, vectorizer)
-            return token_id_batches(
-                examples, batch_size, pipeline, maxlen, shuffle_seed, fixed_shapes=xla
-            )
-
-        return cls(model, token_id_classifier(model), xla, id_batches)
-
-    def batches(
-        self, part: LabeledTexts, batch_size: int, shuffle_seed: int | None = None
-    ) -> tf.data.Dataset:
-        return self.make_batches(part, batch_size, shuffle_seed)
 
 
 def run_recipe(
@@ -427,8 +381,8 @@ def run_recipe(
             encoder_layer(plan.full_model).trainable = phase.encoder_trainable
         model.compile(
             optimizer=phase.make_optimizer(),
-            loss="sparse_categorical_crossentropy",
-            metrics=["accuracy"],
+            loss=plan.loss,
+            metrics=plan.metrics,
             jit_compile=plan.jit_compile,
         )
         if verbose:

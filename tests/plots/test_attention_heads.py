@@ -53,3 +53,48 @@ def test_nearly_uniform_attention_still_shows_its_pattern(tmp_path):
     first, other = pixel_at(pixels, ax, 0, 2), pixel_at(pixels, ax, 3, 2)
     np.testing.assert_allclose(first, colormaps["viridis"](1.0)[:3], atol=4 / 255)
     np.testing.assert_allclose(other, colormaps["viridis"](0.0)[:3], atol=4 / 255)
+
+
+SOURCE = "the cat sat on the mat".split()
+TARGET = "el gato se sentó".split()
+
+
+def cross_attention(heads: int, seed: int = 0) -> np.ndarray:
+    scores = np.random.default_rng(seed).normal(size=(heads, len(TARGET), len(SOURCE)))
+    return np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)
+
+
+def test_cross_attention_puts_target_tokens_down_and_source_tokens_across(tmp_path):
+    weights = cross_attention(heads=2)
+    figure = plot_attention_heads(TARGET, weights, key_tokens=SOURCE)
+    pixels = read_png(save_figure(figure, tmp_path / "cross_attention.png"))
+    head_axes = [ax for ax in figure.axes if ax.get_title().startswith("head")]
+    assert len(head_axes) == 2
+    for ax, head in zip(head_axes, weights, strict=True):
+        assert [label.get_text() for label in ax.get_xticklabels()] == SOURCE
+        assert [label.get_text() for label in ax.get_yticklabels()] == TARGET
+        (image,) = ax.get_images()
+        assert image.get_array().shape == (len(TARGET), len(SOURCE))
+        for (query, key), weight in np.ndenumerate(head):
+            share = (weight - weights.min()) / (weights.max() - weights.min())
+            expected = colormaps["viridis"](share)[:3]
+            np.testing.assert_allclose(pixel_at(pixels, ax, key, query), expected, atol=4 / 255)
+
+
+def test_cross_attention_drops_only_the_labels_of_the_long_side():
+    source = [f"w{i}" for i in range(60)]
+    weights = np.full((1, len(TARGET), 60), 1 / 60)
+    figure = plot_attention_heads(TARGET, weights, key_tokens=source)
+    (ax,) = [ax for ax in figure.axes if ax.get_title() == "head 1"]
+    assert not ax.get_xticks().size
+    assert [label.get_text() for label in ax.get_yticklabels()] == TARGET
+
+
+def test_cross_attention_weights_that_do_not_fit_the_tokens_are_a_clear_error():
+    weights = cross_attention(heads=2)
+    with pytest.raises(KerasformerError, match=r"shape \(heads, 6, 4\) for 6 query and 4 key"):
+        plot_attention_heads(SOURCE, weights, key_tokens=TARGET)
+    with pytest.raises(KerasformerError, match=r"shape \(heads, 4, 4\) for 4 tokens"):
+        plot_attention_heads(TARGET, weights)
+    with pytest.raises(KerasformerError, match=r"shape \(heads, 4, 6\)"):
+        plot_attention_heads(TARGET, weights[0], key_tokens=SOURCE)

@@ -1,0 +1,90 @@
+"""Export a `TextGenerator` as a SavedModel that continues prompt strings.
+
+The export directory holds the SavedModel, ``model.keras``, ``vocabulary.txt`` and
+``generator.json``. Signatures, each taking ``inputs`` (a batch of prompts) and
+returning ``outputs`` (their continuations, up to ``max_tokens`` tokens fixed at
+export):
+
+- ``serving_default``: sampling as chosen at export (temperature, top-k, top-p);
+- ``sample``: also takes ``temperature``, ``top_k`` and ``top_p`` scalars.
+
+No kerasformer is needed to serve it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from kerasformer.backend import tf
+from kerasformer.errors import KerasformerError
+from kerasformer.export.saved_model import INPUT_NAME, KERAS_FILE
+from kerasformer.export.translator_export import read_lines, write_lines
+from kerasformer.models.generation import Sampling
+from kerasformer.models.language_model import TextGenerator
+
+SETTINGS_FILE = "generator.json"
+VOCABULARY_FILE = "vocabulary.txt"
+DEFAULT_SAMPLING = Sampling(temperature=1.0, top_k=40)
+DEFAULT_MAX_TOKENS = 50
+
+
+class GeneratorServing(tf.Module):
+    def __init__(self, generator: TextGenerator, max_tokens: int, sampling: Sampling):
+        super().__init__(name="generator_serving")
+        self._generator = generator
+        self.model = generator.model
+        self.vectorizer = generator.vectorizer
+        self.max_tokens = max_tokens
+        self.sampling = sampling
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=INPUT_NAME)])
+    def default(self, inputs):
+        return {"outputs": self._generator.generate_tensor(inputs, self.max_tokens, self.sampling)}
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name=INPUT_NAME),
+            tf.TensorSpec([], tf.float32, name="temperature"),
+            tf.TensorSpec([], tf.int32, name="top_k"),
+            tf.TensorSpec([], tf.float32, name="top_p"),
+        ]
+    )
+    def sample(self, inputs, temperature, top_k, top_p):
+        sampling = Sampling(temperature, top_k, top_p)
+        return {"outputs": self._generator.generate_tensor(inputs, self.max_tokens, sampling)}
+
+
+def write_generator(
+    generator: TextGenerator,
+    directory: Path,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    sampling: Sampling = DEFAULT_SAMPLING,
+) -> None:
+    directory = Path(directory)
+    serving = GeneratorServing(generator, max_tokens, sampling)
+    tf.saved_model.save(
+        serving,
+        str(directory),
+        signatures={"serving_default": serving.default, "sample": serving.sample},
+    )
+    generator.model.save(directory / KERAS_FILE)
+    write_lines(directory / VOCABULARY_FILE, generator.vocabulary)
+    settings = {"end_token": generator.end_token, "max_tokens": max_tokens, **asdict(sampling)}
+    (directory / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+
+
+def load_generator(directory: str | Path) -> TextGenerator:
+    from kerasformer.export.exported_classifier import load_keras_model
+
+    directory = Path(directory)
+    if not (directory / SETTINGS_FILE).is_file():
+        raise KerasformerError(
+            f"{directory} is not an exported language model (no {SETTINGS_FILE}); pass the "
+            "directory that `kerasformer train --task language-model` wrote."
+        )
+    settings = json.loads((directory / SETTINGS_FILE).read_text(encoding="utf-8"))
+    return TextGenerator(
+        load_keras_model(directory), read_lines(directory / VOCABULARY_FILE), settings["end_token"]
+    )

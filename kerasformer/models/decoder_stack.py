@@ -1,0 +1,126 @@
+"""The decoder half of a transformer: embedding, causal decoder blocks, output logits.
+
+Shared by the translator (with cross-attention to the encoded source) and the language
+model (without). `decoder_stack` adds its layers to a functional model under fixed
+names; `DecoderStack` finds them again in a trained model to decode one token at a
+time with the key/value cache, or every position at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kerasformer.backend import tf
+from kerasformer.layers import TokenAndPositionEmbedding, TransformerDecoderBlock
+from kerasformer.layers import backend as layers_backend
+from kerasformer.models.transformer_classifier import POSITIONS
+
+BLOCK_NAME = "decoder_block_{}"
+NORM_NAME = "decoder_norm"
+LOGITS_NAME = "logits"
+
+
+def decoder_stack(
+    ids,
+    *,
+    embedding_name: str,
+    vocab_size: int,
+    maxlen: int,
+    embed_dim: int,
+    num_heads: int,
+    ff_dim: int,
+    num_layers: int,
+    dropout: float,
+    position: str,
+    norm_first: bool,
+    encoder_outputs=None,
+):
+    """Logits ``(batch, length, vocab_size)`` for symbolic ``ids``; they carry its mask."""
+    keras = layers_backend.keras
+    embedding_position, attention_position = POSITIONS[position]
+    x = TokenAndPositionEmbedding(
+        vocab_size, maxlen, embed_dim, position=embedding_position, name=embedding_name
+    )(ids)
+    for index in range(num_layers):
+        block = TransformerDecoderBlock(
+            embed_dim, num_heads, ff_dim, dropout=dropout, norm_first=norm_first,
+            position=attention_position, name=BLOCK_NAME.format(index),
+        )  # fmt: skip
+        x = block(x) if encoder_outputs is None else block(x, encoder_outputs)
+    if norm_first:  # pre-LN leaves the residual stream unnormalised
+        x = keras.layers.LayerNormalization(epsilon=1e-6, name=NORM_NAME)(x)
+    # float32 logits, so the softmax is stable under mixed precision.
+    return keras.layers.Dense(vocab_size, dtype="float32", name=LOGITS_NAME)(x)
+
+
+@dataclass(frozen=True)
+class DecoderStack:
+    """The decoder layers of a trained model, for decoding outside ``model.fit``."""
+
+    embedding: TokenAndPositionEmbedding
+    blocks: tuple[TransformerDecoderBlock, ...]
+    final_norm: object | None
+    logits: object
+
+    @classmethod
+    def of(cls, model, embedding_name: str) -> DecoderStack:
+        names = {layer.name for layer in model.layers}
+        blocks, index = [], 0
+        while BLOCK_NAME.format(index) in names:
+            blocks.append(model.get_layer(BLOCK_NAME.format(index)))
+            index += 1
+        return cls(
+            model.get_layer(embedding_name),
+            tuple(blocks),
+            model.get_layer(NORM_NAME) if NORM_NAME in names else None,
+            model.get_layer(LOGITS_NAME),
+        )
+
+    @property
+    def maxlen(self) -> int:
+        return self.embedding.maxlen
+
+    @property
+    def vocab_size(self) -> int:
+        return self.embedding.vocab_size
+
+    def empty_caches(self, batch_size, max_length: int) -> dict[str, tf.Tensor]:
+        return {
+            block.name: tf.cast(block.empty_cache(batch_size, max_length), tf.float32)
+            for block in self.blocks
+        }
+
+    def step(self, ids, index, cache: dict, encoder_outputs=None, encoder_mask=None):
+        """Logits of the token after ``ids[:, -1]`` (at ``index``), and the updated cache."""
+        x = self.embedding(ids[:, -1:], start_index=index)
+        updated = dict(cache)
+        for block in self.blocks:
+            # Decoding loops forget the static shape of their state; the layer checks it.
+            layer_cache = tf.ensure_shape(
+                tf.cast(cache[block.name], x.dtype), [None, 2, None, block.num_heads, block.key_dim]
+            )
+            x, updated[block.name] = block(
+                x, encoder_outputs, encoder_mask=encoder_mask,
+                cache=layer_cache, cache_index=index, training=False,
+            )  # fmt: skip
+            updated[block.name] = tf.cast(updated[block.name], tf.float32)
+        return self._logits(x)[:, 0], updated
+
+    def full(self, ids, encoder_outputs=None, encoder_mask=None, return_attention_scores=False):
+        """Logits of every position (and each block's cross-attention weights if asked)."""
+        x = self.embedding(ids)
+        mask = tf.not_equal(ids, 0)
+        cross_attention = []
+        for block in self.blocks:
+            x, _, cross = block(
+                x, encoder_outputs, mask=mask, encoder_mask=encoder_mask,
+                return_attention_scores=True, training=False,
+            )  # fmt: skip
+            cross_attention.append(cross)
+        logits = self._logits(x)
+        return (logits, cross_attention) if return_attention_scores else logits
+
+    def _logits(self, x):
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return self.logits(x)

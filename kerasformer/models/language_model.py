@@ -1,0 +1,177 @@
+"""A decoder-only transformer language model (GPT-style, seed 003), and text generation.
+
+Token ids go through ``TokenAndPositionEmbedding`` and causal
+``TransformerDecoderBlock`` s without cross-attention; the logits at each position score
+the next token. `TextGenerator` continues a prompt one token at a time with the
+decoders' key/value cache, sampling with temperature, top-k and top-p (or greedily).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kerasformer.backend import tf
+from kerasformer.errors import KerasformerError
+from kerasformer.layers import backend as layers_backend
+from kerasformer.models.decoder_stack import DecoderStack, decoder_stack
+from kerasformer.models.generation import Sampling, decode
+from kerasformer.models.word_tokenizer import UNKNOWN_ID, word_vectorizer
+
+MODEL_NAME = "transformer_language_model"
+EMBEDDING_NAME = "token_embedding"
+DEFAULTS = dict(
+    maxlen=128,  # the context window, in tokens
+    embed_dim=128,
+    num_heads=4,
+    ff_dim=512,
+    num_layers=2,
+    dropout=0.1,
+    position="learned",
+    norm_first=False,
+)
+
+
+def build_transformer_language_model(
+    vocab_size: int,
+    *,
+    maxlen: int = DEFAULTS["maxlen"],
+    embed_dim: int = DEFAULTS["embed_dim"],
+    num_heads: int = DEFAULTS["num_heads"],
+    ff_dim: int = DEFAULTS["ff_dim"],
+    num_layers: int = DEFAULTS["num_layers"],
+    dropout: float = DEFAULTS["dropout"],
+    position: str = DEFAULTS["position"],
+    norm_first: bool = DEFAULTS["norm_first"],
+):
+    """Token ids ``(batch, length <= maxlen)`` to next-token logits ``(batch, length, vocab)``.
+
+    Example:
+
+    >>> model = build_transformer_language_model(500, maxlen=16, embed_dim=32)
+    >>> tuple(model([[4, 9, 2]]).shape)
+    (1, 3, 500)
+    """
+    keras = layers_backend.keras
+    if not isinstance(num_layers, int) or num_layers < 1:
+        raise KerasformerError(f"num_layers must be a whole number >= 1, got {num_layers!r}.")
+    ids = keras.Input((None,), dtype="int32", name="token_ids")
+    logits = decoder_stack(
+        ids, embedding_name=EMBEDDING_NAME, vocab_size=vocab_size, maxlen=maxlen,
+        embed_dim=embed_dim, num_heads=num_heads, ff_dim=ff_dim, num_layers=num_layers,
+        dropout=dropout, position=position, norm_first=norm_first,
+    )  # fmt: skip
+    return keras.Model(ids, logits, name=MODEL_NAME)
+
+
+class TextGenerator:
+    """A language model and its vocabulary: a prompt in, its continuation out.
+
+    The vocabulary holds every token but padding and unknown (ids 0 and 1); text is
+    split on whitespace as it comes (WikiText is tokenised already), and generated
+    tokens are joined with spaces.
+
+    Example:
+
+    >>> generator = TextGenerator(model, vocabulary, end_token="<eos>")
+    >>> generator.generate(["The game"], max_tokens=20, sampling=Sampling(top_k=40))
+    """
+
+    def __init__(self, model, vocabulary: Sequence[str], end_token: str = "<eos>"):
+        if end_token not in vocabulary:
+            raise ValueError(f"the end token {end_token!r} is not in the vocabulary.")
+        self.model = model
+        self.vectorizer = word_vectorizer(
+            vocabulary, lowercase_and_split_punctuation=False, name="words"
+        )
+        self.table = tf.constant(["", "[UNK]", *vocabulary])
+        self.end_token = end_token
+        self.end_id = 2 + list(vocabulary).index(end_token)
+        self.decoder = DecoderStack.of(model, EMBEDDING_NAME)
+
+    @property
+    def vocabulary(self) -> list[str]:
+        return self.vectorizer.get_vocabulary()[2:]
+
+    @property
+    def maxlen(self) -> int:
+        return self.decoder.maxlen
+
+    def token_ids(self, texts: tf.Tensor) -> tf.RaggedTensor:
+        return tf.cast(self.vectorizer(texts), tf.int32)
+
+    def generate_tensor(self, prompts: tf.Tensor, max_tokens: int, sampling: Sampling):
+        """Continuations of a batch of prompts, as strings (prompts not repeated).
+
+        The prompt and its continuation must fit the context window: a prompt may have
+        at most ``maxlen - max_tokens - 1`` tokens (an InvalidArgumentError says so).
+        """
+        prompt_ids = self.token_ids(prompts)
+        lengths = prompt_ids.row_lengths()
+        limit = self.maxlen - max_tokens - 1  # the prompt follows a start-of-line token
+        check = tf.debugging.assert_less_equal(
+            tf.reduce_max(tf.concat([lengths, [0]], 0)),
+            tf.cast(limit, lengths.dtype),
+            message=f"a prompt is longer than {limit} tokens (the model's window of "
+            f"{self.maxlen}, less {max_tokens} to generate and one to start); shorten it.",
+        )
+        with tf.control_dependencies([check]):
+            generated = self.generate_ids(prompt_ids, max_tokens, sampling)
+        words = tf.gather(self.table, generated)
+        return tf.strings.reduce_join(words, axis=-1, separator=" ")
+
+    def generate_ids(self, prompt_ids: tf.RaggedTensor, max_tokens: int, sampling: Sampling):
+        """Generated ids, ragged, each row up to its end token (excluded)."""
+
+        # One prompt at a time keeps each row's positions its own (prompts differ in
+        # length, and the cache has one write position for the whole batch).
+        def one(row):
+            return self._generate_one(row, max_tokens, sampling)
+
+        rows = tf.map_fn(one, prompt_ids, fn_output_signature=tf.TensorSpec([max_tokens], tf.int32))
+        stop = tf.logical_or(tf.equal(rows, self.end_id), tf.equal(rows, 0))
+        keep = tf.equal(tf.cumsum(tf.cast(stop, tf.int32), axis=1), 0)
+        return tf.ragged.boolean_mask(rows, keep)
+
+    def _generate_one(self, prompt, max_tokens, sampling):
+        prompt = tf.concat([[self.end_id], prompt], axis=0)[None]  # a new line starts text
+        length = tf.shape(prompt)[1]
+        cache = self.decoder.empty_caches(1, self.maxlen)
+        # Fill the cache with every prompt token but the last, which starts the loop.
+        x = self.decoder.embedding(prompt[:, :-1])
+        for block in self.decoder.blocks:
+            x, cache[block.name] = block(x, cache=cache[block.name], cache_index=0, training=False)
+        offset = length - 1
+
+        def step(ids, index, state):
+            logits, state = self.decoder.step(ids, index + offset, state)
+            never = tf.one_hot([0, UNKNOWN_ID], tf.shape(logits)[-1], on_value=-1e9)
+            return logits + tf.reduce_sum(never, axis=0), state
+
+        ids, _ = decode(
+            step, prompt[:, -1], cache, vocab_size=int(self.table.shape[0]),
+            max_length=max_tokens, end_id=self.end_id, sampling=sampling,
+        )  # fmt: skip
+        return ids[0]
+
+    def generate(
+        self, prompts: Sequence[str], max_tokens: int = 50, sampling: Sampling | None = None
+    ) -> list[str]:
+        """Continue each prompt by up to ``max_tokens`` tokens (greedy if no sampling)."""
+        if isinstance(prompts, str):
+            raise KerasformerError("pass a list of prompts, not one string.")
+        if not 1 <= max_tokens < self.maxlen:
+            raise KerasformerError(
+                f"max_tokens must be from 1 to {self.maxlen - 1} (the model's window), "
+                f"got {max_tokens}."
+            )
+        sampling = sampling or Sampling(temperature=0.0)
+        lengths = self.token_ids(tf.constant(list(prompts), dtype=tf.string)).row_lengths()
+        for index, length in enumerate(lengths.numpy()):
+            if length + 1 + max_tokens > self.maxlen:
+                raise KerasformerError(
+                    f"prompt {index + 1} has {length} tokens; with {max_tokens} to generate "
+                    f"that exceeds the model's window of {self.maxlen}; shorten the prompt or "
+                    "generate fewer tokens."
+                )
+        outputs = self.generate_tensor(tf.constant(list(prompts)), max_tokens, sampling)
+        return [text.decode("utf-8") for text in outputs.numpy()]

@@ -1,0 +1,128 @@
+"""The transformer encoder-decoder of "Attention Is All You Need", for translation.
+
+A functional model from kerasformer's layers: source ids through
+``TokenAndPositionEmbedding`` and ``TransformerBlock`` s; target ids (shifted right)
+through ``TransformerDecoderBlock`` s with causal self-attention and attention to the
+encoded source; logits over the target vocabulary. Padding (id 0) is masked on both
+sides, and the logits carry the target's mask, so Keras leaves padded positions out of
+the loss and the accuracy.
+
+`TransformerTranslatorDecoding` decodes a trained model one token at a time with the
+decoder's key/value cache (or, for comparison, recomputing every position each step).
+"""
+
+from __future__ import annotations
+
+from kerasformer.backend import tf
+from kerasformer.errors import KerasformerError
+from kerasformer.layers import TokenAndPositionEmbedding, TransformerBlock
+from kerasformer.layers import backend as layers_backend
+from kerasformer.models.decoder_stack import POSITIONS, DecoderStack, decoder_stack
+
+SOURCE_INPUT, TARGET_INPUT = "source_ids", "target_ids"
+ENCODER_BLOCK_NAME = "encoder_block_{}"
+ENCODER_NORM_NAME = "encoder_norm"
+MODEL_NAME = "transformer_translator"
+
+DEFAULTS = dict(
+    maxlen=80,  # tokens per sentence, with [start]/[end]; spa-eng's longest has 60
+    embed_dim=128,
+    num_heads=4,
+    ff_dim=512,
+    num_layers=2,
+    dropout=0.1,
+    position="learned",
+    norm_first=False,
+)
+
+
+def build_transformer_translator(
+    source_vocab_size: int,
+    target_vocab_size: int,
+    *,
+    maxlen: int = DEFAULTS["maxlen"],
+    embed_dim: int = DEFAULTS["embed_dim"],
+    num_heads: int = DEFAULTS["num_heads"],
+    ff_dim: int = DEFAULTS["ff_dim"],
+    num_layers: int = DEFAULTS["num_layers"],
+    dropout: float = DEFAULTS["dropout"],
+    position: str = DEFAULTS["position"],
+    norm_first: bool = DEFAULTS["norm_first"],
+):
+    """Build the encoder-decoder: ``{"source_ids", "target_ids"}`` to target logits.
+
+    Example:
+
+    >>> model = build_transformer_translator(1000, 1200, embed_dim=32, num_layers=1)
+    >>> logits = model({"source_ids": [[5, 6, 0]], "target_ids": [[2, 7, 8, 9]]})
+    >>> tuple(logits.shape)
+    (1, 4, 1200)
+    """
+    keras = layers_backend.keras
+    if position not in POSITIONS:
+        raise KerasformerError(
+            f"unknown position {position!r}; choose one of: {', '.join(POSITIONS)}."
+        )
+    if not isinstance(num_layers, int) or num_layers < 1:
+        raise KerasformerError(f"num_layers must be a whole number >= 1, got {num_layers!r}.")
+    embedding_position, attention_position = POSITIONS[position]
+    source = keras.Input((None,), dtype="int32", name=SOURCE_INPUT)
+    target = keras.Input((None,), dtype="int32", name=TARGET_INPUT)
+    x = TokenAndPositionEmbedding(
+        source_vocab_size, maxlen, embed_dim, position=embedding_position,
+        name="source_embedding",
+    )(source)  # fmt: skip
+    for index in range(num_layers):
+        x = TransformerBlock(
+            embed_dim, num_heads, ff_dim, dropout=dropout, norm_first=norm_first,
+            position=attention_position, name=ENCODER_BLOCK_NAME.format(index),
+        )(x)  # fmt: skip
+    if norm_first:
+        x = keras.layers.LayerNormalization(epsilon=1e-6, name=ENCODER_NORM_NAME)(x)
+    logits = decoder_stack(
+        target, embedding_name="target_embedding", vocab_size=target_vocab_size,
+        maxlen=maxlen, embed_dim=embed_dim, num_heads=num_heads, ff_dim=ff_dim,
+        num_layers=num_layers, dropout=dropout, position=position, norm_first=norm_first,
+        encoder_outputs=x,
+    )  # fmt: skip
+    return keras.Model({SOURCE_INPUT: source, TARGET_INPUT: target}, logits, name=MODEL_NAME)
+
+
+class TransformerTranslatorDecoding:
+    """A trained translator's encoder and decoder as decoding steps (see models.generation)."""
+
+    def __init__(self, model, cached: bool = True):
+        self.cached = cached
+        source = model.get_layer(SOURCE_INPUT).output
+        names = {layer.name for layer in model.layers}
+        last = ENCODER_NORM_NAME if ENCODER_NORM_NAME in names else None
+        if last is None:
+            count = sum(name.startswith("encoder_block_") for name in names)
+            last = ENCODER_BLOCK_NAME.format(count - 1)
+        self.encoder = layers_backend.keras.Model(source, model.get_layer(last).output)
+        self.decoder = DecoderStack.of(model, "target_embedding")
+
+    def initial_cache(self, source_ids, max_length: int) -> dict:
+        encoded = self.encoder(source_ids, training=False)
+        cache = {
+            "encoder_outputs": tf.cast(encoded, tf.float32),
+            "encoder_mask": tf.cast(tf.not_equal(source_ids, 0), tf.float32),
+        }
+        if self.cached:
+            cache.update(self.decoder.empty_caches(tf.shape(source_ids)[0], max_length + 1))
+        return cache
+
+    def step(self, ids, index, cache):
+        encoded, mask = cache["encoder_outputs"], tf.cast(cache["encoder_mask"], tf.bool)
+        if not self.cached:
+            logits = self.decoder.full(ids, encoded, mask)
+            return logits[:, -1], cache
+        logits, updated = self.decoder.step(ids, index, cache, encoded, mask)
+        return logits, updated
+
+    def cross_attention(self, source_ids, target_ids) -> list[tf.Tensor]:
+        """Each decoder block's cross-attention weights ``(batch, heads, target, source)``."""
+        encoded = self.encoder(source_ids, training=False)
+        mask = tf.not_equal(source_ids, 0)
+        _, weights = self.decoder.full(target_ids, encoded, mask, return_attention_scores=True)
+        return weights

@@ -1,0 +1,211 @@
+"""A trained translation model with its vocabularies: strings in, strings out.
+
+`Translator` turns sentences into word ids, decodes with the model (greedy or beam
+search, the decoder's key/value cache on by default) and turns ids back into
+sentences, all in TensorFlow ops, so the same functions run eagerly, in ``tf.data`` and
+inside an exported SavedModel. It also gives the attention alignment of a sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kerasformer.backend import tf
+from kerasformer.errors import KerasformerError
+from kerasformer.models.generation import decode, ids_before_end
+from kerasformer.models.rnn_translator import MODEL_NAME as RNN_NAME
+from kerasformer.models.rnn_translator import RnnTranslatorDecoding
+from kerasformer.models.transformer_translator import (
+    SOURCE_INPUT,
+    TARGET_INPUT,
+    TransformerTranslatorDecoding,
+)
+from kerasformer.models.word_tokenizer import (
+    END_TOKEN,
+    START_TOKEN,
+    join_words,
+    word_vectorizer,
+)
+
+TARGET_RESERVED = (START_TOKEN, END_TOKEN)
+START_ID, END_ID = 2, 3  # after padding (0) and unknown (1)
+
+
+def decoding_for(model, cached: bool = True):
+    """The decoding steps of a translation model built by kerasformer."""
+    if model.name == RNN_NAME:
+        return RnnTranslatorDecoding(model)
+    return TransformerTranslatorDecoding(model, cached=cached)
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Which source words each generated word attended to."""
+
+    source_tokens: list[str]
+    target_tokens: list[str]  # the generated words, then [end]
+    weights: np.ndarray  # (layers, heads, target, source); the RNN has one of each
+
+
+class Translator:
+    """A translation model and its source and target vocabularies.
+
+    ``target_vocabulary`` starts with ``[start]`` and ``[end]``; neither vocabulary
+    holds the padding and unknown tokens (ids 0 and 1).
+
+    Example:
+
+    >>> translator = Translator(model, source_words, target_words, maxlen=80)
+    >>> translator.translate(["The cat sleeps."])
+    ['el gato duerme.']
+    """
+
+    def __init__(
+        self,
+        model,
+        source_vocabulary: Sequence[str],
+        target_vocabulary: Sequence[str],
+        maxlen: int,
+        cached: bool = True,
+    ):
+        if tuple(target_vocabulary[:2]) != TARGET_RESERVED:
+            raise ValueError(f"the target vocabulary must start with {TARGET_RESERVED}.")
+        self.model = model
+        self.maxlen = maxlen
+        self.source_vectorizer = word_vectorizer(source_vocabulary, name="source_words")
+        self.target_vectorizer = word_vectorizer(target_vocabulary, name="target_words")
+        self.target_table = tf.constant(["", "[UNK]", *target_vocabulary])
+        self.source_table = tf.constant(["", "[UNK]", *source_vocabulary])
+        self.decoding = decoding_for(model, cached)
+
+    @property
+    def source_vocabulary(self) -> list[str]:
+        return self.source_vectorizer.get_vocabulary()[2:]
+
+    @property
+    def target_vocabulary(self) -> list[str]:
+        return self.target_vectorizer.get_vocabulary()[2:]
+
+    # -- ids -------------------------------------------------------------------------
+
+    def source_ids(self, texts: tf.Tensor) -> tf.RaggedTensor:
+        """Each source sentence's word ids, unpadded."""
+        return tf.cast(self.source_vectorizer(texts), tf.int32)
+
+    def target_ids(self, texts: tf.Tensor) -> tf.RaggedTensor:
+        """Each target sentence's word ids between ``[start]`` and ``[end]``."""
+        ids = tf.cast(self.target_vectorizer(texts), tf.int32)
+        rows = ids.nrows()
+        start = tf.fill([rows, 1], START_ID)
+        end = tf.fill([rows, 1], END_ID)
+        return tf.concat([start, ids, end], axis=1)
+
+    def source_lengths(self, texts: Sequence[str]) -> list[int]:
+        """How many words (ids) each source sentence has for this model."""
+        if not len(texts):
+            return []
+        return self.source_ids(tf.constant(list(texts), dtype=tf.string)).row_lengths().numpy()
+
+    def translate_ids(self, source_ids: tf.Tensor, beam_width: int = 1) -> tf.Tensor:
+        """Generated target ids ``(batch, maxlen - 1)`` for padded ``source_ids``."""
+        max_length = self.maxlen - 1
+        cache = self.decoding.initial_cache(source_ids, max_length)
+        ids, _ = decode(
+            self._step,
+            tf.fill([tf.shape(source_ids)[0]], START_ID),
+            cache,
+            vocab_size=int(self.target_table.shape[0]),
+            max_length=max_length,
+            end_id=END_ID,
+            beam_width=beam_width,
+        )
+        return ids
+
+    def _step(self, ids, index, cache):
+        logits, cache = self.decoding.step(ids, index, cache)
+        # Padding and [start] are never a next word; [end] stops instead of padding.
+        never = tf.one_hot([0, START_ID], tf.shape(logits)[-1], on_value=-1e9)
+        return logits + tf.reduce_sum(never, axis=0), cache
+
+    # -- strings ---------------------------------------------------------------------
+
+    def translate_tensor(self, texts: tf.Tensor, beam_width: int = 1) -> tf.Tensor:
+        """Translations of a batch of strings; an empty source gives an empty string.
+
+        A sentence longer than ``maxlen`` words fails with an InvalidArgumentError that
+        says so (graph code cannot raise kerasformer's errors).
+        """
+        ids = self.source_ids(texts)
+        lengths = ids.row_lengths()
+        check = tf.debugging.assert_less_equal(
+            tf.reduce_max(tf.concat([lengths, [0]], 0)),
+            tf.cast(self.maxlen, lengths.dtype),
+            message=f"a sentence is longer than the model's {self.maxlen} words; split it.",
+        )
+        with tf.control_dependencies([check]):
+            padded = ids.to_tensor()
+        generated = ids_before_end(self.translate_ids(padded, beam_width), END_ID)
+        sentences = join_words(tf.gather(self.target_table, generated))
+        return tf.where(tf.equal(lengths, 0), tf.constant(""), sentences)
+
+    def translate(
+        self, texts: Sequence[str], beam_width: int = 1, batch_size: int = 256
+    ) -> list[str]:
+        """Translate sentences (greedy, or beam search with ``beam_width`` > 1)."""
+        self.require_translatable(texts)
+        function = self._translate_function(beam_width)
+        outputs = []
+        for start in range(0, len(texts), batch_size):
+            batch = tf.constant(list(texts[start : start + batch_size]), dtype=tf.string)
+            outputs.extend(text.decode("utf-8") for text in function(batch).numpy())
+        return outputs
+
+    def _translate_function(self, beam_width: int):
+        functions = self.__dict__.setdefault("_functions", {})
+        if beam_width not in functions:
+            functions[beam_width] = tf.function(
+                lambda texts: self.translate_tensor(texts, beam_width), reduce_retracing=True
+            )
+        return functions[beam_width]
+
+    def require_translatable(self, texts: Sequence[str]) -> None:
+        """One-line errors for what cannot be translated: no words, too many words."""
+        if isinstance(texts, str):
+            raise KerasformerError("pass a list of sentences, not one string.")
+        for index, length in enumerate(self.source_lengths(texts)):
+            if length == 0:
+                raise KerasformerError(
+                    f"sentence {index + 1} has no words to translate; pass some text."
+                )
+            if length > self.maxlen:
+                raise KerasformerError(
+                    f"sentence {index + 1} has {length} words, more than the model's "
+                    f"{self.maxlen}; split it into shorter sentences."
+                )
+
+    # -- attention -------------------------------------------------------------------
+
+    def alignment(self, text: str, beam_width: int = 1) -> Alignment:
+        """Translate ``text`` and return the attention of each generated word."""
+        self.require_translatable([text])
+        source = self.source_ids(tf.constant([text])).to_tensor()
+        generated = ids_before_end(self.translate_ids(source, beam_width), END_ID)
+        target_input = tf.concat([[[START_ID]], generated.to_tensor()], axis=1)
+        if isinstance(self.decoding, RnnTranslatorDecoding):
+            weights = self.decoding.alignment(source, target_input)[:, None]  # one "head"
+            weights = weights[None]  # one "layer"
+        else:
+            weights = tf.stack(self.decoding.cross_attention(source, target_input))
+        words = lambda table, ids: [w.decode("utf-8") for w in tf.gather(table, ids).numpy()]  # noqa: E731
+        return Alignment(
+            source_tokens=words(self.source_table, source[0]),
+            target_tokens=[*words(self.target_table, generated[0]), END_TOKEN],
+            weights=weights.numpy()[:, 0],
+        )
+
+
+def model_inputs(source_ids, target_ids) -> dict:
+    return {SOURCE_INPUT: source_ids, TARGET_INPUT: target_ids}

@@ -1,0 +1,69 @@
+"""What ``model.fit`` trains, on which batches, with which loss and metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kerasformer.backend import keras, tf
+from kerasformer.datasets import LabeledTexts
+from kerasformer.datasets.pipeline import (
+    TOKEN_ID_PIPELINES,
+    text_batches,
+    token_id_batches,
+    token_id_examples,
+)
+from kerasformer.models import text_vectorizer, token_id_classifier
+from kerasformer.training.acceleration import split_off_string_preprocessing
+
+
+@dataclass
+class FitPlan:
+    """What ``model.fit`` trains, and on which batches.
+
+    Either the string-in model itself, or a model on token ids (or, under XLA, on the
+    preprocessed tensors) that shares every weight with it. The string-in model is
+    what gets evaluated and exported either way.
+    """
+
+    full_model: keras.Model
+    fit_model: keras.Model
+    jit_compile: bool
+    make_batches: Callable[[LabeledTexts, int, int | None], tf.data.Dataset]
+    loss: object = "sparse_categorical_crossentropy"
+    metrics: list = field(default_factory=lambda: ["accuracy"])
+
+    @classmethod
+    def for_model(cls, model: keras.Model, pipeline: str, xla: bool) -> FitPlan:
+        if pipeline in TOKEN_ID_PIPELINES:
+            return cls.on_token_ids(model, pipeline, xla)
+        if not xla:
+            return cls(model, model, False, text_batches)
+        preprocessing, core = split_off_string_preprocessing(model)
+
+        def preprocessed_batches(part, batch_size, shuffle_seed):
+            return (
+                text_batches(part, batch_size, shuffle_seed)
+                .map(lambda texts, labels: (preprocessing(texts), labels), tf.data.AUTOTUNE)
+                .prefetch(tf.data.AUTOTUNE)
+            )
+
+        return cls(model, core, True, preprocessed_batches)
+
+    @classmethod
+    def on_token_ids(cls, model: keras.Model, pipeline: str, xla: bool) -> FitPlan:
+        vectorizer = text_vectorizer(model)
+        maxlen = vectorizer.get_config()["output_sequence_length"]
+
+        def id_batches(part, batch_size, shuffle_seed):
+            examples = token_id_examples(part, vectorizer)
+            return token_id_batches(
+                examples, batch_size, pipeline, maxlen, shuffle_seed, fixed_shapes=xla
+            )
+
+        return cls(model, token_id_classifier(model), xla, id_batches)
+
+    def batches(
+        self, part: LabeledTexts, batch_size: int, shuffle_seed: int | None = None
+    ) -> tf.data.Dataset:
+        return self.make_batches(part, batch_size, shuffle_seed)

@@ -1,0 +1,51 @@
+"""Text classification: labelled texts in, class probabilities out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kerasformer.datasets import TextClassificationData, load_dataset
+from kerasformer.datasets.text_classification_data import require_trainable
+from kerasformer.export.saved_model import write_classifier
+from kerasformer.models import build_classifier
+from kerasformer.training.fit_plan import FitPlan
+
+
+class ClassificationTask:
+    name = "classification"
+    models = ("transformer", "bert")
+    datasets = ("bbc_news", "ag_news")
+    headline_metrics = ("accuracy",)
+    export_kind = "classifier"
+
+    def load_data(self, config) -> TextClassificationData:
+        return load_dataset(
+            config.dataset, config.data_dir, config.validation_fraction, split_seed=0
+        )
+
+    def require_trainable(self, data: TextClassificationData) -> None:
+        require_trainable(data)
+
+    def describe(self, data: TextClassificationData) -> str:
+        sizes = ", ".join(f"{count} {split}" for split, count in data.sizes().items())
+        return f"{data.name}: {sizes} examples; classes: {', '.join(data.class_names)}"
+
+    def build(self, config, data: TextClassificationData):
+        model = build_classifier(
+            config.model, data.num_classes, data.splits["train"].texts, **config.model_options
+        )
+        return model, FitPlan.for_model(model, config.resolved_input_pipeline(), xla=config.xla)
+
+    def evaluate(self, model, data: TextClassificationData, config) -> dict[str, dict]:
+        from kerasformer.training.trainer import evaluate_split
+
+        return {
+            split: evaluate_split(model, data.splits[split], data.class_names, config.batch_size)
+            for split in ("validation", "test")
+        }
+
+    def write_export(self, model, data: TextClassificationData, directory: Path) -> None:
+        write_classifier(model, data.class_names, directory)
+
+    def keras_model(self, model):
+        return model

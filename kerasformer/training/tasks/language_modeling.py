@@ -1,0 +1,87 @@
+"""Language modelling: a token stream in, a `TextGenerator` (model and vocabulary) out."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from kerasformer.backend import keras
+from kerasformer.datasets.pipeline import next_token_batches
+from kerasformer.datasets.wikitext import END_OF_LINE, LanguageModelData, load_wikitext2
+from kerasformer.errors import KerasformerError
+from kerasformer.export.generator_export import write_generator
+from kerasformer.models.language_model import (
+    DEFAULTS,
+    TextGenerator,
+    build_transformer_language_model,
+)
+from kerasformer.training.fit_plan import FitPlan
+
+
+class LanguageModelingTask:
+    name = "language-model"
+    models = ("transformer",)
+    datasets = ("wikitext2",)
+    headline_metrics = ("perplexity",)
+    export_kind = "language-model"
+
+    def load_data(self, config) -> LanguageModelData:
+        return load_wikitext2(config.data_dir)
+
+    def require_trainable(self, data: LanguageModelData) -> None:
+        for split in ("train", "validation"):
+            if len(data.splits[split]) < 2:
+                raise KerasformerError(f"the {split} split of {data.name} has too few tokens.")
+
+    def describe(self, data: LanguageModelData) -> str:
+        sizes = ", ".join(f"{count} {split}" for split, count in data.sizes().items())
+        return f"{data.name}: {sizes} tokens; vocabulary {len(data.vocabulary())}"
+
+    def build(self, config, data: LanguageModelData):
+        options = {**DEFAULTS, **config.model_options}
+        vocabulary = data.vocabulary()
+        try:
+            model = build_transformer_language_model(len(vocabulary) + 2, **options)
+        except (TypeError, ValueError) as error:
+            raise KerasformerError(f"cannot build model {config.model!r}: {error}") from error
+        generator = TextGenerator(model, vocabulary, end_token=END_OF_LINE)
+        index = {token: i + 2 for i, token in enumerate(vocabulary)}
+
+        def batches(tokens, batch_size: int, shuffle_seed: int | None):
+            ids = token_ids(tokens, index)
+            return next_token_batches(ids, generator.maxlen, batch_size, shuffle_seed)
+
+        plan = FitPlan(
+            model, model, config.xla, batches,
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        )  # fmt: skip
+        return generator, plan
+
+    def evaluate(self, generator: TextGenerator, data: LanguageModelData, config) -> dict:
+        """Perplexity: exp of the mean next-token loss over every window of a split."""
+        index = {token: i + 2 for i, token in enumerate(generator.vocabulary)}
+        metrics = {}
+        for split in ("validation", "test"):
+            ids = token_ids(data.splits[split], index)
+            batches = next_token_batches(ids, generator.maxlen, config.batch_size)
+            loss, accuracy = generator.model.evaluate(batches, verbose=0)
+            metrics[split] = {
+                "loss": float(loss),
+                "perplexity": math.exp(loss),
+                "token_accuracy": float(accuracy),
+                "tokens": int((len(ids) - 1) // generator.maxlen * generator.maxlen),
+            }
+        return metrics
+
+    def write_export(self, generator: TextGenerator, data, directory: Path) -> None:
+        write_generator(generator, directory)
+
+    def keras_model(self, generator: TextGenerator):
+        return generator.model
+
+
+def token_ids(tokens, index: dict[str, int]) -> np.ndarray:
+    """Each token's id; tokens outside the vocabulary get the unknown id 1."""
+    return np.fromiter((index.get(token, 1) for token in tokens), np.int32, len(tokens))

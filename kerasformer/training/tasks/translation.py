@@ -1,0 +1,114 @@
+"""Translation: sentence pairs in, a `Translator` (model and vocabularies) out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kerasformer.backend import keras
+from kerasformer.datasets.pipeline import sequence_pair_examples, teacher_forcing_batches
+from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
+from kerasformer.datasets.spa_eng import load_spa_eng
+from kerasformer.errors import KerasformerError
+from kerasformer.export.translator_export import write_translator
+from kerasformer.models.rnn_translator import DEFAULTS as RNN_DEFAULTS
+from kerasformer.models.rnn_translator import build_rnn_translator
+from kerasformer.models.transformer_translator import DEFAULTS as TRANSFORMER_DEFAULTS
+from kerasformer.models.transformer_translator import build_transformer_translator
+from kerasformer.models.translator import TARGET_RESERVED, Translator
+from kerasformer.models.word_tokenizer import adapted_vocabulary
+from kerasformer.training.fit_plan import FitPlan
+from kerasformer.training.translation_metrics import corpus_scores
+
+# The Keras English-to-Spanish example's vocabulary size, for each language.
+VOCAB_SIZE = 15_000
+BUILDERS = {
+    "transformer": (build_transformer_translator, TRANSFORMER_DEFAULTS),
+    "rnn": (build_rnn_translator, RNN_DEFAULTS),
+}
+
+
+class TranslationTask:
+    name = "translation"
+    models = tuple(BUILDERS)
+    datasets = ("spa_eng",)
+    headline_metrics = ("bleu", "chrf", "accuracy")
+    export_kind = "translator"
+
+    def load_data(self, config) -> TranslationData:
+        return load_spa_eng(
+            config.data_dir, validation_fraction=config.validation_fraction, split_seed=0
+        )
+
+    def require_trainable(self, data: TranslationData) -> None:
+        for split in ("train", "validation"):
+            if len(data.splits[split]) == 0:
+                raise KerasformerError(f"the {split} split of {data.name} has no sentence pairs.")
+
+    def describe(self, data: TranslationData) -> str:
+        sizes = ", ".join(f"{count} {split}" for split, count in data.sizes().items())
+        languages = f"{data.source_language} to {data.target_language}"
+        return f"{data.name}: {sizes} sentence pairs, {languages}"
+
+    def build(self, config, data: TranslationData):
+        build, defaults = BUILDERS[config.model]
+        options = {**defaults, **config.model_options}
+        vocab_size = options.pop("vocab_size", VOCAB_SIZE)
+        train = data.splits["train"]
+        source_vocabulary = adapted_vocabulary(train.sources, vocab_size)
+        target_vocabulary = adapted_vocabulary(train.targets, vocab_size, TARGET_RESERVED)
+        try:
+            model = build(len(source_vocabulary) + 2, len(target_vocabulary) + 2, **options)
+        except (TypeError, ValueError) as error:
+            raise KerasformerError(f"cannot build model {config.model!r}: {error}") from error
+        maxlen = options["maxlen"]
+        translator = Translator(model, source_vocabulary, target_vocabulary, maxlen)
+
+        def batches(part: SentencePairs, batch_size: int, shuffle_seed: int | None):
+            examples = sequence_pair_examples(
+                part.to_dataset(), translator.source_ids, translator.target_ids, maxlen
+            )
+            return teacher_forcing_batches(
+                examples, batch_size, maxlen, shuffle_seed, fixed_shapes=config.xla
+            )
+
+        plan = FitPlan(
+            model, model, config.xla, batches,
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        )  # fmt: skip
+        return translator, plan
+
+    def evaluate(self, translator: Translator, data: TranslationData, config) -> dict[str, dict]:
+        """Teacher-forced loss and accuracy, and BLEU and chrF of greedy translations."""
+        return {
+            split: evaluate_translations(translator, data.splits[split], config.batch_size)
+            for split in ("validation", "test")
+        }
+
+    def write_export(self, translator: Translator, data: TranslationData, directory: Path) -> None:
+        write_translator(translator, directory)
+
+    def keras_model(self, translator: Translator):
+        return translator.model
+
+
+def evaluate_translations(
+    translator: Translator, part: SentencePairs, batch_size: int, beam_width: int = 1
+) -> dict:
+    examples = sequence_pair_examples(
+        part.to_dataset(), translator.source_ids, translator.target_ids, translator.maxlen
+    )
+    batches = teacher_forcing_batches(examples, batch_size, translator.maxlen)
+    loss, accuracy = translator.model.evaluate(batches, verbose=0)
+    readable = [
+        index for index, length in enumerate(translator.source_lengths(part.sources))
+        if 0 < length <= translator.maxlen
+    ]  # fmt: skip
+    hypotheses = translator.translate([part.sources[i] for i in readable], beam_width)
+    scores = corpus_scores(hypotheses, [part.targets[i] for i in readable], lowercase=True)
+    return {
+        "loss": float(loss),
+        "token_accuracy": float(accuracy),
+        **scores,
+        "sentences_skipped": len(part) - len(readable),
+        "beam_width": beam_width,
+    }
