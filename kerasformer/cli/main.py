@@ -5,9 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kerasformer.cli import attention, convert_bert, evaluate, predict, train
+from kerasformer.cli import (
+    attention,
+    convert_bert,
+    evaluate,
+    generate,
+    predict,
+    train,
+    translate,
+)
 
-COMMANDS = (train, evaluate, predict, attention, convert_bert)
+COMMANDS = (train, evaluate, predict, translate, generate, attention, convert_bert)
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -19,7 +27,8 @@ class OneLineErrorParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineErrorParser(
-        prog="kerasformer", description="Transformer text classifiers for Keras."
+        prog="kerasformer",
+        description="Transformer text classifiers, translators and language models for Keras.",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 
 from kerasformer.cli._arguments import (
+    DATASETS_BY_TASK,
     MODEL_NAMES,
+    TASK_NAMES,
     add_dataset_arguments,
     fraction,
     non_negative_int,
@@ -23,24 +25,49 @@ TRANSFORMER_OPTIONS = (
     ("--ff-dim", positive_int, "feed-forward hidden size (default 32)"),
     ("--key-dim", positive_int, "size per head (default embed-dim / num-heads)"),
     ("--dropout", rate, "dropout rate (default 0.1)"),
+    ("--num-layers", positive_int, "encoder and decoder blocks of sequence models (default 2)"),
+    ("--units", positive_int, "GRU size of the rnn translator (default 256)"),
 )
+# Which model options each task's model takes (the others are mistakes).
+OPTIONS_BY_MODEL = {
+    ("classification", "transformer"): {
+        "vocab_size", "maxlen", "embed_dim", "num_heads", "ff_dim", "key_dim", "dropout",
+        "norm_first", "position",
+    },
+    ("classification", "bert"): {"preprocess", "encoder", "dropout"},
+    ("translation", "transformer"): {
+        "vocab_size", "maxlen", "embed_dim", "num_heads", "ff_dim", "num_layers", "dropout",
+        "norm_first", "position",
+    },
+    ("translation", "rnn"): {"vocab_size", "maxlen", "embed_dim", "units", "dropout"},
+    ("language-model", "transformer"): {
+        "maxlen", "embed_dim", "num_heads", "ff_dim", "num_layers", "dropout", "norm_first",
+        "position",
+    },
+}  # fmt: skip
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "train",
-        help="train a classifier, print its metrics and export it",
-        description="Train a classifier, print validation and test metrics, and export it "
-        "as a SavedModel (raw strings in, probabilities out) with model.keras, history.json "
-        "and metrics.json beside it.",
+        help="train a model, print its metrics and export it",
+        description="Train a classifier, a translator or a language model, print validation "
+        "and test metrics, and export it as a SavedModel (raw strings in: probabilities, "
+        "translations or continued text out) with model.keras, history.json and "
+        "metrics.json beside it.",
     )
+    parser.add_argument(
+        "--task", choices=TASK_NAMES, default="classification",
+        help="classification (datasets bbc_news, ag_news), translation (spa_eng; models "
+        "transformer and rnn) or language-model (wikitext2) (default classification)",
+    )  # fmt: skip
     parser.add_argument("--model", choices=MODEL_NAMES, default="transformer")
     parser.add_argument(
         "--recipe",
         choices=("from-scratch", "frozen", "unfrozen", "frozen-then-unfrozen"),
         help="how to train (default: from-scratch for transformer, unfrozen for bert)",
     )
-    add_dataset_arguments(parser, default="bbc_news")
+    add_dataset_arguments(parser, default=None)
     parser.add_argument("--epochs", type=positive_int, default=10, help="(default 10)")
     parser.add_argument("--batch-size", type=positive_int, default=128)
     parser.add_argument(
@@ -120,8 +147,9 @@ def run(args: argparse.Namespace) -> int:
     from kerasformer.training.trainer import HISTORY_FILE, HISTORY_PLOT_FILE, METRICS_FILE
 
     config = TrainingConfig(
+        task=args.task,
         model=args.model,
-        dataset=args.dataset,
+        dataset=args.dataset or DATASETS_BY_TASK[args.task][0],
         data_dir=args.data_dir,
         epochs=args.epochs,
         batch_size=args.batch_size,
@@ -144,12 +172,15 @@ def run(args: argparse.Namespace) -> int:
     result = train(config)
     if result.interrupted:
         print("Training was interrupted; the model as trained so far is evaluated and exported.")
+    from kerasformer.training.tasks import task_named
+
+    names = task_named(args.task).headline_metrics
     rows = [
-        (split, len(result.data.splits[split]), round(result.metrics[split]["accuracy"], 4))
+        (split, *(round(result.metrics[split][name], 4) for name in names))
         for split in ("validation", "test")
     ]
     print()
-    print(tabulate(rows, headers=("split", "examples", "accuracy")))
+    print(tabulate(rows, headers=("split", *names)))
     written = ["SavedModel", "model.keras", HISTORY_FILE, HISTORY_PLOT_FILE, METRICS_FILE]
     if not (result.export_dir / HISTORY_PLOT_FILE).exists():  # stopped inside the first epoch
         written.remove(HISTORY_PLOT_FILE)
@@ -161,18 +192,20 @@ def model_options(args: argparse.Namespace) -> dict:
     """The options of the chosen model; another model's options are a mistake."""
     from kerasformer.errors import KerasformerError
 
-    names = [flag[2:].replace("-", "_") for flag, _, _ in TRANSFORMER_OPTIONS]
-    transformer = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
-    if args.norm_first:
-        transformer["norm_first"] = True
-    if args.position is not None:
-        transformer["position"] = args.position
-    bert = {name: getattr(args, name) for name in ("preprocess", "encoder") if getattr(args, name)}
-    if args.dropout is not None:
-        bert["dropout"] = args.dropout
-    chosen, other = (transformer, bert) if args.model == "transformer" else (bert, transformer)
-    stray = sorted(set(other) - set(chosen))
+    given = {
+        flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
+        for flag, _, _ in TRANSFORMER_OPTIONS
+    }
+    given.update(position=args.position, preprocess=args.preprocess, encoder=args.encoder)
+    given["norm_first"] = True if args.norm_first else None
+    given = {name: value for name, value in given.items() if value not in (None, "")}
+    allowed = OPTIONS_BY_MODEL.get((args.task, args.model))
+    if allowed is None:
+        raise KerasformerError(f"--model {args.model} does not fit --task {args.task}.")
+    stray = sorted(set(given) - allowed)
     if stray:
         flags = ", ".join("--" + name.replace("_", "-") for name in stray)
-        raise KerasformerError(f"{flags} do(es) not apply to --model {args.model}.")
-    return chosen
+        raise KerasformerError(
+            f"{flags} do(es) not apply to --model {args.model} (--task {args.task})."
+        )
+    return given

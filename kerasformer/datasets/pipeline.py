@@ -134,7 +134,10 @@ def sequence_pair_examples(
     def padded_ids_and_lengths(sources, targets):
         sources, targets = source_ids(sources), target_ids(targets)
         return (
-            sources.to_tensor(), sources.row_lengths(), targets.to_tensor(), targets.row_lengths()
+            sources.to_tensor(),
+            sources.row_lengths(),
+            targets.to_tensor(),
+            targets.row_lengths(),
         )
 
     def unpadded(source, source_length, target, target_length):

@@ -27,6 +27,7 @@ from kerasformer.models.word_tokenizer import (
     END_TOKEN,
     START_TOKEN,
     join_words,
+    lower_words_and_punctuation,
     word_vectorizer,
 )
 
@@ -78,7 +79,6 @@ class Translator:
         self.source_vectorizer = word_vectorizer(source_vocabulary, name="source_words")
         self.target_vectorizer = word_vectorizer(target_vocabulary, name="target_words")
         self.target_table = tf.constant(["", "[UNK]", *target_vocabulary])
-        self.source_table = tf.constant(["", "[UNK]", *source_vocabulary])
         self.decoding = decoding_for(model, cached)
 
     @property
@@ -200,8 +200,10 @@ class Translator:
         else:
             weights = tf.stack(self.decoding.cross_attention(source, target_input))
         words = lambda table, ids: [w.decode("utf-8") for w in tf.gather(table, ids).numpy()]  # noqa: E731
+        # The words as read (ids would show unknown words as [UNK]).
+        read = lower_words_and_punctuation(tf.constant([text]))[0].numpy().decode("utf-8")
         return Alignment(
-            source_tokens=words(self.source_table, source[0]),
+            source_tokens=read.split(),
             target_tokens=[*words(self.target_table, generated[0]), END_TOKEN],
             weights=weights.numpy()[:, 0],
         )

@@ -1,0 +1,51 @@
+"""``kerasformer generate``: continue prompts with an exported language model."""
+
+from __future__ import annotations
+
+import argparse
+
+from kerasformer.cli._arguments import (
+    checked,
+    non_negative_int,
+    positive_int,
+)
+
+probability = checked(float, lambda v: 0 < v <= 1, "a number in (0, 1]")
+temperature = checked(float, lambda v: 0 <= v < float("inf"), "a number >= 0")
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "generate",
+        help="continue prompts with a model from `train --task language-model`",
+        description="Continue each PROMPT with up to --max-tokens tokens, one line each. "
+        "Tokens are sampled with --temperature, then kept to the --top-k most likely and "
+        "the smallest set holding --top-p of the probability; --temperature 0 with no "
+        "top-k or top-p is greedy decoding.",
+    )
+    parser.add_argument("model", metavar="MODEL", help="directory written by `kerasformer train`")
+    parser.add_argument("prompts", metavar="PROMPT", nargs="+", help="text to continue")
+    parser.add_argument("--max-tokens", type=positive_int, default=50, help="(default 50)")
+    parser.add_argument("--temperature", type=temperature, default=1.0, help="(default 1.0)")
+    parser.add_argument(
+        "--top-k", type=non_negative_int, default=40, help="0 for no limit (default 40)"
+    )
+    parser.add_argument("--top-p", type=probability, default=1.0, help="(default 1.0)")
+    parser.add_argument("--seed", type=non_negative_int, help="same seed, same text")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kerasformer.backend import tf
+    from kerasformer.export.generator_export import load_generator
+    from kerasformer.models.generation import Sampling
+
+    if args.seed is not None:
+        tf.random.set_seed(args.seed)
+    generator = load_generator(args.model)
+    sampling = Sampling(args.temperature, args.top_k, args.top_p)
+    for prompt, text in zip(
+        args.prompts, generator.generate(args.prompts, args.max_tokens, sampling), strict=True
+    ):
+        print(f"{prompt} {text}".strip())
+    return 0

@@ -1,0 +1,67 @@
+"""``kerasformer translate``: translate sentences with an exported translator."""
+
+from __future__ import annotations
+
+import argparse
+
+from kerasformer.cli._arguments import add_model_argument, non_negative_int, positive_int
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "translate",
+        help="translate sentences with a model from `train --task translation`",
+        description="Translate each SENTENCE (greedy decoding, or beam search with "
+        "--beam-width), one translation per line, in order. --alignment also draws which "
+        "source words each generated word attended to: every head of one decoder block's "
+        "cross-attention for the transformer, the Bahdanau alignment matrix for the RNN.",
+    )
+    add_model_argument(parser)
+    parser.add_argument("sentences", metavar="SENTENCE", nargs="+", help="a sentence to translate")
+    parser.add_argument(
+        "--beam-width", type=positive_int, default=1, help="1 is greedy decoding (default 1)"
+    )
+    parser.add_argument(
+        "--alignment", metavar="PNG", help="draw the first sentence's attention alignment here"
+    )
+    parser.add_argument(
+        "--layer", type=non_negative_int, default=None,
+        help="which decoder block's cross-attention to draw (default: the last)",
+    )  # fmt: skip
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kerasformer.errors import KerasformerError
+    from kerasformer.export.translator_export import load_translator
+
+    translator = load_translator(args.model)
+    for translation in translator.translate(args.sentences, beam_width=args.beam_width):
+        print(translation)
+    if args.alignment:
+        alignment = translator.alignment(args.sentences[0], beam_width=args.beam_width)
+        layers = alignment.weights.shape[0]
+        layer = layers - 1 if args.layer is None else args.layer
+        if layer >= layers:
+            raise KerasformerError(
+                f"--layer {layer}: the model has {layers} decoder block(s), counted from 0."
+            )
+        path = save_alignment(alignment, layer, args.alignment, title=str(args.model))
+        print(f"Alignment written to {path}")
+    return 0
+
+
+def save_alignment(alignment, layer: int, path, title: str):
+    from kerasformer.plots import plot_alignment, plot_attention_heads, save_figure
+
+    weights = alignment.weights[layer]
+    if weights.shape[0] == 1:  # the RNN: one alignment matrix
+        figure = plot_alignment(
+            alignment.source_tokens, alignment.target_tokens, weights[0], title=title
+        )
+    else:
+        figure = plot_attention_heads(
+            alignment.target_tokens, weights, key_tokens=alignment.source_tokens,
+            title=f"{title}: cross-attention of decoder block {layer}",
+        )  # fmt: skip
+    return save_figure(figure, path)
