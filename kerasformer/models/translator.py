@@ -157,10 +157,14 @@ class Translator:
         """Translate sentences (greedy, or beam search with ``beam_width`` > 1)."""
         self.require_translatable(texts)
         function = self._translate_function(beam_width)
-        outputs = []
+        # Batches of similar length: a batch decodes until its longest output ends.
+        order = np.argsort(self.source_lengths(texts), kind="stable")
+        outputs = [""] * len(texts)
         for start in range(0, len(texts), batch_size):
-            batch = tf.constant(list(texts[start : start + batch_size]), dtype=tf.string)
-            outputs.extend(text.decode("utf-8") for text in function(batch).numpy())
+            chosen = order[start : start + batch_size]
+            batch = tf.constant([texts[i] for i in chosen], dtype=tf.string)
+            for index, text in zip(chosen, function(batch).numpy(), strict=True):
+                outputs[index] = text.decode("utf-8")
         return outputs
 
     def _translate_function(self, beam_width: int):
