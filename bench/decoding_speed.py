@@ -85,7 +85,7 @@ def main() -> None:
             times[cached], outputs[cached] = timed(
                 full_length_decoder(translator, args.tokens), batches, args.repeats
             )
-        same = all(np.array_equal(a, b) for a, b in zip(outputs[True], outputs[False]))
+        same = all(np.array_equal(a, b) for a, b in zip(outputs[True], outputs[False], strict=True))
         run = {
             "batch_size": batch_size,
             "sentences": count,

@@ -334,3 +334,56 @@ def transformer_encoder_block(
     attended, weights = attend(x)
     x = layer_norm(x + attended, *w["ln_self"], eps)
     return layer_norm(x + feed_forward(x), *w["ln_ff"], eps), weights
+
+
+def log_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """log softmax(x) = x - log sum_j exp(x_j), computed with the maximum subtracted."""
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def masked_token_cross_entropy(logits: np.ndarray, labels: np.ndarray, mask: np.ndarray) -> float:
+    """Mean negative log-likelihood -log softmax(logits)[label] over the positions where
+    ``mask`` is True only (padding left out of the average); logits (..., vocab)."""
+    log_probs = log_softmax(logits)
+    picked = np.take_along_axis(log_probs, labels[..., None], axis=-1)[..., 0]
+    return float(-picked[mask].mean())
+
+
+def masked_token_accuracy(logits: np.ndarray, labels: np.ndarray, mask: np.ndarray) -> float:
+    """Fraction of the positions where ``mask`` is True whose argmax is the label."""
+    return float((np.argmax(logits, axis=-1) == labels)[mask].mean())
+
+
+def greedy_sequence(next_token_log_probs, end_id: int, max_length: int) -> list[int]:
+    """Greedy decoding: y_i = argmax_y log p(y | y_<i), up to and including ``end_id``, at
+    most ``max_length`` tokens; ``next_token_log_probs(prefix)`` scores the whole vocabulary."""
+    sequence: list[int] = []
+    while len(sequence) < max_length and (not sequence or sequence[-1] != end_id):
+        sequence.append(int(np.argmax(next_token_log_probs(sequence))))
+    return sequence
+
+
+def best_finished_sequence(
+    next_token_log_probs, tokens, end_id: int, max_length: int, length_penalty: float = 0.0
+) -> tuple:  # fmt: skip
+    """Exhaustive search for the best sequence that ends with ``end_id`` within
+    ``max_length`` tokens, the objective of beam search: the log-probability
+    sum_i log p(y_i | y_<i) divided by GNMT's length penalty ((5 + |y|) / 6) ** alpha
+    (Wu et al. 2016, eq. 14; alpha = ``length_penalty``, 0 for none; |y| counts the end
+    token), over every sequence of ``tokens`` whose only ``end_id`` is its last.
+    ``next_token_log_probs(prefix)`` scores the whole vocabulary. Returns (sequence, score).
+    """
+    best: tuple = ([], -np.inf)
+    prefixes = [([], 0.0)]
+    while prefixes:
+        prefix, log_prob = prefixes.pop()
+        log_probs = next_token_log_probs(prefix)
+        for token in tokens:
+            sequence, total = prefix + [token], log_prob + float(log_probs[token])
+            if token == end_id:
+                score = total / ((5 + len(sequence)) / 6) ** length_penalty
+                best = max(best, (sequence, score), key=lambda candidate: candidate[1])
+            elif len(sequence) < max_length:
+                prefixes.append((sequence, total))
+    return best

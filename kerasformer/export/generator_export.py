@@ -3,7 +3,7 @@
 The export directory holds the SavedModel, ``model.keras``, ``vocabulary.txt`` and
 ``generator.json``. Signatures, each taking ``inputs`` (a batch of prompts) and
 returning ``outputs`` (their continuations, up to ``max_tokens`` tokens fixed at
-export):
+export, at most half the model's window):
 
 - ``serving_default``: sampling as chosen at export (temperature, top-k, top-p);
 - ``sample``: also takes ``temperature``, ``top_k`` and ``top_p`` scalars.
@@ -63,6 +63,13 @@ def write_generator(
     sampling: Sampling = DEFAULT_SAMPLING,
 ) -> None:
     directory = Path(directory)
+    if generator.maxlen < 3:
+        raise KerasformerError(
+            f"a language model with a window of {generator.maxlen} tokens has no room to "
+            "generate after a prompt; train it with --maxlen 3 or more."
+        )
+    # Leave at least half the window for the prompt.
+    max_tokens = min(max_tokens, generator.maxlen // 2)
     serving = GeneratorServing(generator, max_tokens, sampling)
     tf.saved_model.save(
         serving,

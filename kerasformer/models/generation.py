@@ -24,14 +24,15 @@ from kerasformer.backend import tf
 StepFunction = Callable[[tf.Tensor, tf.Tensor, dict], tuple[tf.Tensor, dict]]
 # The scores of finished beams: Model Garden's length penalty ((5 + length) / 6) ** alpha.
 DEFAULT_LENGTH_PENALTY = 0.6
+MIN_TEMPERATURE = 1e-6
 
 
 @dataclass(frozen=True)
 class Sampling:
     """How to choose each next token when sampling: temperature, then top-k, then top-p.
 
-    ``temperature`` 0 with no top-k or top-p is greedy decoding (always the most likely
-    token).
+    ``temperature`` 0 is greedy decoding (always the most likely token, whatever top-k
+    and top-p say).
     """
 
     temperature: float = 1.0
@@ -52,9 +53,17 @@ class Sampling:
 
     @property
     def greedy(self) -> bool:
-        if any(isinstance(value, tf.Tensor) for value in vars(self).values()):
-            return False
-        return self.temperature == 0 and self.top_k == 0 and self.top_p == 1
+        """Temperature 0 is the limit of always choosing the most likely token."""
+        return not isinstance(self.temperature, tf.Tensor) and self.temperature == 0
+
+    def run_time_temperature(self):
+        """The temperature for the Model Garden's sampler, which reads 0 as "unscaled".
+
+        A run-time 0 becomes a temperature so small that sampling picks the most likely
+        token, as greedy decoding does.
+        """
+        temperature = tf.cast(self.temperature, tf.float32)
+        return tf.where(temperature > 0, temperature, MIN_TEMPERATURE)
 
 
 def decode(
@@ -106,7 +115,7 @@ def decode(
             padded_decode=False,
             top_k=sampling.top_k,
             top_p=sampling.top_p,
-            sample_temperature=sampling.temperature,
+            sample_temperature=0.0 if sampling.greedy else sampling.run_time_temperature(),
             enable_greedy=sampling.greedy,
         )
         sequences, scores = module.generate(initial_ids=start_ids, initial_cache=cache)

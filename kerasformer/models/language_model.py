@@ -111,7 +111,7 @@ class TextGenerator:
         check = tf.debugging.assert_less_equal(
             tf.reduce_max(tf.concat([lengths, [0]], 0)),
             tf.cast(limit, lengths.dtype),
-            message=f"a prompt is longer than {limit} tokens (the model's window of "
+            message=f"a prompt is longer than {limit} tokens (the model window of "
             f"{self.maxlen}, less {max_tokens} to generate and one to start); shorten it.",
         )
         with tf.control_dependencies([check]):

@@ -143,7 +143,7 @@ class Translator:
         check = tf.debugging.assert_less_equal(
             tf.reduce_max(tf.concat([lengths, [0]], 0)),
             tf.cast(self.maxlen, lengths.dtype),
-            message=f"a sentence is longer than the model's {self.maxlen} words; split it.",
+            message=f"a sentence is longer than the model limit of {self.maxlen} words; split it.",
         )
         with tf.control_dependencies([check]):
             padded = ids.to_tensor()

@@ -6,11 +6,17 @@ import numpy as np
 import pytest
 
 from kerasformer.backend import tf
-from kerasformer.cli._arguments import DATASET_NAMES, MODEL_NAMES
+from kerasformer.cli._arguments import (
+    DATASET_NAMES,
+    DATASETS_BY_TASK,
+    MODEL_NAMES,
+    MODELS_BY_TASK,
+)
 from kerasformer.cli.main import main
 from kerasformer.datasets import LOADERS
 from kerasformer.export import ExportedClassifier, load_keras_model
 from kerasformer.models import MODELS, attention_weights
+from kerasformer.training.tasks import TASKS
 from tests.plots.pictures import assert_not_blank, read_png
 
 
@@ -28,8 +34,12 @@ def run_cli_expecting_exit(capsys, *argv):
 
 
 def test_cli_names_match_the_registries():
-    assert set(DATASET_NAMES) == set(LOADERS)
-    assert set(MODEL_NAMES) == set(MODELS)
+    assert set(DATASETS_BY_TASK["classification"]) == set(LOADERS)
+    assert set(MODELS_BY_TASK["classification"]) == set(MODELS)
+    assert DATASETS_BY_TASK == {name: task.datasets for name, task in TASKS.items()}
+    assert MODELS_BY_TASK == {name: task.models for name, task in TASKS.items()}
+    assert set(DATASET_NAMES) == {name for task in TASKS.values() for name in task.datasets}
+    assert set(MODEL_NAMES) == {name for task in TASKS.values() for name in task.models}
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kerasformer.backend import keras
+from kerasformer.backend import keras, tf
 from kerasformer.datasets.pipeline import sequence_pair_examples, teacher_forcing_batches
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
 from kerasformer.datasets.spa_eng import load_spa_eng
@@ -31,7 +31,7 @@ class TranslationTask:
     name = "translation"
     models = tuple(BUILDERS)
     datasets = ("spa_eng",)
-    headline_metrics = ("bleu", "chrf", "accuracy")
+    headline_metrics = ("bleu", "chrf", "token_accuracy")
     export_kind = "translator"
 
     def load_data(self, config) -> TranslationData:
@@ -98,7 +98,7 @@ def evaluate_translations(
         part.to_dataset(), translator.source_ids, translator.target_ids, translator.maxlen
     )
     batches = teacher_forcing_batches(examples, batch_size, translator.maxlen)
-    loss, accuracy = translator.model.evaluate(batches, verbose=0)
+    loss, accuracy = next_token_loss_and_accuracy(translator.model, batches)
     readable = [
         index for index, length in enumerate(translator.source_lengths(part.sources))
         if 0 < length <= translator.maxlen
@@ -112,3 +112,26 @@ def evaluate_translations(
         "sentences_skipped": len(part) - len(readable),
         "beam_width": beam_width,
     }
+
+
+def next_token_loss_and_accuracy(model, batches) -> tuple[float, float]:
+    """Mean cross-entropy and accuracy over every real (non-padding) target token.
+
+    Keras's ``evaluate`` averages per-batch means weighted by sentences, not tokens;
+    here batches with more words weigh more, so the loss is the corpus's per-token one.
+    """
+
+    @tf.function(reduce_retracing=True)
+    def sums(inputs, targets):
+        targets = tf.cast(targets, tf.int32)
+        logits = model(inputs, training=False)
+        real = tf.cast(tf.not_equal(targets, 0), tf.float32)
+        losses = tf.nn.sparse_softmax_cross_entropy_with_logits(targets, logits)
+        predicted = tf.argmax(logits, -1, output_type=tf.int32)
+        correct = tf.cast(tf.equal(predicted, targets), tf.float32)
+        return tf.stack(
+            [tf.reduce_sum(losses * real), tf.reduce_sum(correct * real), tf.reduce_sum(real)]
+        )
+
+    loss, correct, tokens = sum(sums(inputs, targets).numpy() for inputs, targets in batches)
+    return float(loss / max(tokens, 1.0)), float(correct / max(tokens, 1.0))

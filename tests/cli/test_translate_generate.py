@@ -1,0 +1,277 @@
+"""`kerasformer train --task translation|language-model`, then `translate` and `generate`."""
+
+import io
+import traceback
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kerasformer.backend import tf
+from kerasformer.cli.main import main
+from kerasformer.export.generator_export import load_generator
+from kerasformer.models.generation import Sampling
+from tests.plots.pictures import assert_not_blank, read_png
+
+ENGLISH = "one two three four five six seven eight nine".split()
+SPANISH = "uno dos tres cuatro cinco seis siete ocho nueve".split()
+LM_WORDS = "the a cat dog sat ran on under mat rug and , .".split()
+MAXLEN = 10  # translation: words per sentence
+LM_WINDOW = 16
+TINY_TRANSLATOR_FLAGS = {
+    "transformer": [
+        "--embed-dim", "8", "--num-heads", "2", "--ff-dim", "8", "--num-layers", "1",
+    ],
+    "rnn": ["--embed-dim", "8", "--units", "8"],
+}  # fmt: skip
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_cli_expecting_exit(capsys, *argv):
+    with pytest.raises(SystemExit) as caught:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    return caught.value.code, out, err
+
+
+def run_cli_in_fixture(*argv):
+    """``(exit status, stdout, stderr)``; an escaping exception is status None, its traceback
+    on stderr (module fixtures cannot use capsys)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exit:
+            code = exit.code
+        except Exception:
+            traceback.print_exc()
+            code = None
+    return code, out.getvalue(), err.getvalue()
+
+
+def assert_one_line_error(code, out, err, *fragments):
+    assert code == 2, err
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("kerasformer: error: "), err
+    for fragment in fragments:
+        assert fragment in err
+
+
+def write_spa_txt(directory: Path, pairs: int = 120) -> Path:
+    """English<TAB>Spanish number words, e.g. "Three one four.<TAB>Tres uno cuatro."."""
+    rng = np.random.default_rng(0)
+    lines = []
+    for _ in range(pairs):
+        numbers = rng.integers(0, 9, rng.integers(2, 5))
+        english = " ".join(ENGLISH[i] for i in numbers).capitalize() + "."
+        spanish = " ".join(SPANISH[i] for i in numbers).capitalize() + "."
+        lines.append(f"{english}\t{spanish}\n")
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "spa.txt").write_text("".join(lines), encoding="utf-8")
+    return directory
+
+
+def write_wiki_tokens(directory: Path) -> Path:
+    rng = np.random.default_rng(0)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, lines in (("train", 200), ("valid", 30), ("test", 30)):
+        text = "".join(
+            " ".join(rng.choice(LM_WORDS, rng.integers(3, 9))) + "\n" for _ in range(lines)
+        )
+        (directory / f"wiki.{name}.tokens").write_text(text, encoding="utf-8")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def spa_dir(tmp_path_factory) -> Path:
+    return write_spa_txt(tmp_path_factory.mktemp("spa-eng"))
+
+
+def train_translator_cli(model, spa_dir, export_dir):
+    return run_cli_in_fixture(
+        "train", "--task", "translation", "--model", model, "--data-dir", str(spa_dir),
+        "--export-dir", str(export_dir), "--epochs", "1", "--batch-size", "16",
+        "--maxlen", str(MAXLEN), "--vocab-size", "40", *TINY_TRANSLATOR_FLAGS[model],
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def trained_translators(spa_dir, tmp_path_factory):
+    """``model -> (status, stdout, stderr, export directory)`` of `kerasformer train`."""
+    root = tmp_path_factory.mktemp("translators")
+    return {
+        model: (*train_translator_cli(model, spa_dir, root / model), root / model)
+        for model in ("transformer", "rnn")
+    }
+
+
+@pytest.fixture(scope="module")
+def trained_language_model(tmp_path_factory):
+    root = tmp_path_factory.mktemp("language-model")
+    export_dir = root / "export"
+    ran = run_cli_in_fixture(
+        "train", "--task", "language-model", "--data-dir", str(write_wiki_tokens(root / "wiki")),
+        "--export-dir", str(export_dir), "--epochs", "1", "--batch-size", "8",
+        "--maxlen", str(LM_WINDOW), "--embed-dim", "8", "--num-heads", "2", "--ff-dim", "8",
+        "--num-layers", "1",
+    )  # fmt: skip
+    return (*ran, export_dir)
+
+
+@pytest.mark.parametrize("model", ["transformer", "rnn"])
+def test_train_translation_prints_scores_and_exports(trained_translators, model):
+    code, out, err, export_dir = trained_translators[model]
+    assert code == 0, err[-3000:]
+    assert "bleu" in out and "chrf" in out
+    assert f"Exported to {export_dir}" in out
+    for name in ("saved_model.pb", "model.keras", "translator.json", "metrics.json"):
+        assert (export_dir / name).is_file(), name
+
+
+@pytest.mark.parametrize("model", ["transformer", "rnn"])
+def test_translate_prints_one_line_per_sentence(capsys, trained_translators, model):
+    export_dir = trained_translators[model][-1]
+    sentences = ["Three one four.", "nine two", "Seven seven eight five."]
+    code, out, err = run_cli(capsys, "translate", str(export_dir), *sentences)
+    assert code == 0, err
+    lines = out.split("\n")
+    assert lines[-1] == "" and len(lines) == len(sentences) + 1, out
+    spanish = {*SPANISH, ".", "[unk]"}  # an untrained model may write the unknown word
+    for line in lines[:-1]:
+        words = line.lower().replace(".", " . ").split()
+        assert set(words) <= spanish, line  # words of the target vocabulary only
+
+
+@pytest.mark.parametrize("model", ["transformer", "rnn"])
+def test_translate_draws_the_alignment(capsys, trained_translators, model, tmp_path):
+    export_dir = trained_translators[model][-1]
+    picture = tmp_path / "out.png"
+    code, out, err = run_cli(
+        capsys, "translate", str(export_dir), "Three one four.", "--alignment", str(picture)
+    )
+    assert code == 0, err
+    assert out.splitlines()[-1] == f"Alignment written to {picture}"
+    assert len(out.splitlines()) == 2  # the translation, then where the picture is
+    assert_not_blank(read_png(picture))
+
+
+def test_translate_refuses_an_empty_sentence(capsys, trained_translators):
+    export_dir = trained_translators["transformer"][-1]
+    code, out, err = run_cli(capsys, "translate", str(export_dir), "nine two", "")
+    assert_one_line_error(code, out, err, "sentence 2 has no words")
+
+
+def test_translate_refuses_an_over_long_sentence(capsys, trained_translators):
+    export_dir = trained_translators["rnn"][-1]
+    too_long = " ".join(["one"] * (MAXLEN + 1))
+    code, out, err = run_cli(capsys, "translate", str(export_dir), too_long)
+    assert_one_line_error(code, out, err, f"{MAXLEN + 1} words", f"model's {MAXLEN}")
+
+
+def test_translate_refuses_a_layer_the_model_does_not_have(capsys, trained_translators, tmp_path):
+    export_dir = trained_translators["transformer"][-1]
+    picture = tmp_path / "out.png"
+    code, _, err = run_cli(
+        capsys, "translate", str(export_dir), "nine two", "--alignment", str(picture),
+        "--layer", "5",
+    )  # fmt: skip
+    assert code == 2
+    assert err == (
+        "kerasformer: error: --layer 5: the model has 1 decoder block(s), counted from 0.\n"
+    )
+    assert not picture.exists()
+
+
+def test_train_language_model_prints_perplexity_and_exports(trained_language_model):
+    code, out, err, export_dir = trained_language_model
+    assert code == 0, err[-3000:]
+    assert "perplexity" in out and f"Exported to {export_dir}" in out
+    assert (export_dir / "generator.json").is_file()
+
+
+def test_generate_prints_one_line_per_prompt(capsys, trained_language_model):
+    export_dir = trained_language_model[-1]
+    prompts = ["the cat", "a dog sat"]
+    argv = ["generate", str(export_dir), *prompts, "--seed", "1", "--max-tokens", "5"]
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == len(prompts) and out.endswith("\n")
+    for prompt, line in zip(prompts, lines, strict=True):
+        assert line.startswith(prompt)
+        continuation = line[len(prompt) :].split()
+        assert len(continuation) <= 5 and set(continuation) <= set(LM_WORDS), line
+    assert run_cli(capsys, *argv) == (0, out, "")  # same seed, same text
+
+
+def test_generate_at_temperature_0_is_greedy(capsys, trained_language_model):
+    """Temperature 0 is the limit of softmax(logits / T): the most likely token, whatever
+    --top-k keeps (the default keeps 40) and whatever the seed."""
+    export_dir = trained_language_model[-1]
+    prompt = "the cat"
+    greedy = load_generator(export_dir).generate([prompt], 5, Sampling(temperature=0.0))[0]
+    expected = f"{prompt} {greedy}".strip() + "\n"
+    for seed in ("1", "2", "3"):
+        code, out, err = run_cli(
+            capsys, "generate", str(export_dir), prompt, "--temperature", "0", "--seed", seed,
+            "--max-tokens", "5",
+        )  # fmt: skip
+        assert (code, out) == (0, expected), f"seed {seed}: {err}"
+
+
+def test_exported_language_model_serves_a_prompt(trained_language_model):
+    """The SavedModel's signatures generate up to a fixed number of tokens: it must fit
+    the model's window, or every prompt is refused."""
+    loaded = tf.saved_model.load(str(trained_language_model[-1]))
+    outputs = loaded.signatures["serving_default"](inputs=tf.constant(["the cat"]))["outputs"]
+    assert outputs.shape == (1,)
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--temperature", "-1"], "argument --temperature: expected a number >= 0, got -1.0"),
+        (["--top-p", "0"], "argument --top-p: expected a number in (0, 1], got 0.0"),
+    ],
+)
+def test_generate_bad_sampling_values_are_argparse_errors(capsys, flags, message):
+    code, out, err = run_cli_expecting_exit(capsys, "generate", "some/model", "the", *flags)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err
+
+
+def test_generate_refuses_a_prompt_too_long_for_the_window(capsys, trained_language_model):
+    prompt = " ".join(["the"] * (LM_WINDOW - 5))  # with 5 to generate and 1 to start: 17
+    code, out, err = run_cli(
+        capsys, "generate", str(trained_language_model[-1]), prompt, "--max-tokens", "5"
+    )
+    assert_one_line_error(code, out, err, f"prompt 1 has {LM_WINDOW - 5} tokens")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["--task", "translation", "--model", "bert"],
+            "--model bert does not fit --task translation.",
+        ),
+        (
+            ["--task", "language-model", "--units", "4"],
+            "--units do(es) not apply to --model transformer (--task language-model).",
+        ),
+        (
+            ["--task", "translation", "--dataset", "bbc_news"],
+            "dataset 'bbc_news' is not a translation dataset; choose one of: spa_eng.",
+        ),
+    ],
+)
+def test_train_refuses_wrong_combinations(capsys, tmp_path, argv, message):
+    code, out, err = run_cli(capsys, "train", *argv, "--export-dir", str(tmp_path / "out"))
+    assert_one_line_error(code, out, err, message)
+    assert not (tmp_path / "out").exists()
