@@ -1,4 +1,4 @@
-"""kerasformer: transformer text classifiers for Keras.
+"""kerasformer: transformer text classifiers, translators and language models for Keras.
 
 Importing the package registers its layers, so models that use them load again with
 ``load_model``. The layers follow the Keras that `kerasformer.layers.backend` chose

@@ -1,1 +1,1 @@
-"""The ``kerasformer`` command line: train, evaluate, predict."""
+"""The ``kerasformer`` command line: train, evaluate, predict, translate, generate."""

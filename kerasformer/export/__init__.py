@@ -1,4 +1,4 @@
-"""SavedModel export (raw strings in, class probabilities out) and BERT conversion to TF-Hub."""
+"""SavedModel export (raw strings in; probabilities, translations or text out), BERT conversion."""
 
 from kerasformer.export.convert_bert import HubBert, convert_bert
 from kerasformer.export.exported_classifier import ExportedClassifier, load_keras_model

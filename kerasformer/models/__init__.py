@@ -1,4 +1,4 @@
-"""Ready-made classifiers, by name."""
+"""Ready-made models: classifiers by name, translators, a language model, and decoding."""
 
 from __future__ import annotations
 

@@ -110,9 +110,12 @@ class RnnTranslatorDecoding:
         del index
         words = self.target_embedding(ids[:, -1:])
         cell = self.decoder_rnn.cell
-        state, _ = cell(words[:, 0], [cache["state"]], training=False)
+        # The cache is float32 (the decoding loops need one dtype); the cell may compute
+        # in a mixed-precision dtype.
+        dtype = cell.compute_dtype
+        state, _ = cell(words[:, 0], [tf.cast(cache["state"], dtype)], training=False)
         context = self.attention(
-            state[:, None], cache["encoder_outputs"],
+            state[:, None], tf.cast(cache["encoder_outputs"], dtype),
             value_mask=tf.cast(cache["encoder_mask"], tf.bool), training=False,
         )  # fmt: skip
         logits = self.logits(self.hidden(self.combine([state[:, None], context])))

@@ -1,4 +1,4 @@
-"""Training recipes: fit, evaluate and export a classifier."""
+"""Training: fit, evaluate and export a classifier, a translator or a language model."""
 
 from kerasformer.training.evaluation import classification_metrics
 from kerasformer.training.reproducibility import make_reproducible

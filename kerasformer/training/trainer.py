@@ -13,15 +13,12 @@ from pathlib import Path
 import numpy as np
 
 from kerasformer.backend import keras, tf
-from kerasformer.datasets import LabeledTexts, TextClassificationData
+from kerasformer.datasets import TextClassificationData
 from kerasformer.datasets.pipeline import (
     INPUT_PIPELINES,
 )
 from kerasformer.errors import KerasformerError
 from kerasformer.export.staged_directory import require_replaceable, staged_directory
-from kerasformer.models import (
-    string_classifier,
-)
 from kerasformer.models.bert_classifier import encoder_layer
 from kerasformer.plots import plot_training_history, save_figure
 from kerasformer.training.acceleration import (
@@ -31,7 +28,6 @@ from kerasformer.training.acceleration import (
     remove_empty_directories,
     worker_export_dir,
 )
-from kerasformer.training.evaluation import classification_metrics
 from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.recipes import (
     RECIPES_BY_MODEL,
@@ -478,22 +474,6 @@ class EpochLog(keras.callbacks.Callback):
                 if key != "epoch":
                     columns.setdefault(key, []).append(value)
         return columns
-
-
-def evaluate_split(
-    model: keras.Model, part: LabeledTexts, class_names: tuple[str, ...], batch_size: int
-) -> dict:
-    return classification_metrics(
-        part.labels, predict_probabilities(model, part.texts, batch_size), class_names
-    )
-
-
-def predict_probabilities(model: keras.Model, texts, batch_size: int) -> np.ndarray:
-    """The model's probabilities for many texts, batch by batch, skipping shared padding."""
-    classify = tf.function(string_classifier(model), reduce_retracing=True)
-    batches = tf.data.Dataset.from_tensor_slices(tf.constant(texts, dtype=tf.string))
-    rows = [classify(batch).numpy() for batch in batches.batch(batch_size)]
-    return np.concatenate(rows) if rows else np.zeros((0, model.output_shape[-1]), np.float32)
 
 
 def write_json(path: Path, payload) -> None:

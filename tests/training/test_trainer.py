@@ -99,7 +99,7 @@ def test_overwrite_replaces_an_existing_export(tiny_ag_news_dir, tmp_path):
 def test_a_failed_export_keeps_the_trained_model_and_says_where(
     tiny_ag_news_dir, tmp_path, monkeypatch
 ):
-    import kerasformer.training.trainer as trainer
+    import kerasformer.training.tasks.classification as classification
     from kerasformer.export import load_keras_model
 
     texts = tf.constant(["match team goal", "shares profit market"])
@@ -109,7 +109,7 @@ def test_a_failed_export_keeps_the_trained_model_and_says_where(
         trained["probabilities"] = model(texts).numpy()
         raise OSError(28, "No space left on device", "saved_model.pb")
 
-    monkeypatch.setattr(trainer, "write_classifier", disk_full)
+    monkeypatch.setattr(classification, "write_classifier", disk_full)
     config = small_config(tiny_ag_news_dir, tmp_path / "export", epochs=1)
     with pytest.raises(KerasformerError) as caught:
         train(config, verbose=0)

@@ -171,3 +171,26 @@ def test_history_json_has_validation_loss_and_accuracy_per_epoch(trained_transfo
     # The last epoch's validation numbers are those of the trained model in metrics.json.
     metrics = trained_transformer.metrics["validation"]
     assert metrics["token_accuracy"] == pytest.approx(history["val_accuracy"][-1], abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "model, options, speed",
+    [
+        ("rnn", RNN_OPTIONS, "mixed_precision"),
+        ("transformer", TRANSFORMER_OPTIONS, "xla"),
+    ],
+)
+def test_translators_train_and_decode_with_mixed_precision_and_xla(
+    digit_data, model, options, speed
+):
+    # bfloat16 on CPU: the decoding loop keeps its cache in float32 and must cast it for
+    # the layers; XLA pads batches to bucket limits. Both must still learn to reverse.
+    config = TrainingConfig(
+        task="translation", model=model, dataset="spa_eng", epochs=EPOCHS,
+        learning_rate=3e-3, model_options=options, **{speed: True},
+    )  # fmt: skip
+    result = train(config, data=digit_data, export=False, verbose=0)
+    test = digit_data.splits["test"]
+    translations = result.model.translate(list(test.sources))
+    exact = np.mean([got == want for got, want in zip(translations, test.targets, strict=True)])
+    assert exact >= 0.8, exact

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kerasformer.datasets import TextClassificationData, load_dataset
+import numpy as np
+
+from kerasformer.backend import keras, tf
+from kerasformer.datasets import LabeledTexts, TextClassificationData, load_dataset
 from kerasformer.datasets.text_classification_data import require_trainable
 from kerasformer.export.saved_model import write_classifier
-from kerasformer.models import build_classifier
+from kerasformer.models import build_classifier, string_classifier
+from kerasformer.training.evaluation import classification_metrics
 from kerasformer.training.fit_plan import FitPlan
 
 
@@ -37,8 +41,6 @@ class ClassificationTask:
         return model, FitPlan.for_model(model, config.resolved_input_pipeline(), xla=config.xla)
 
     def evaluate(self, model, data: TextClassificationData, config) -> dict[str, dict]:
-        from kerasformer.training.trainer import evaluate_split
-
         return {
             split: evaluate_split(model, data.splits[split], data.class_names, config.batch_size)
             for split in ("validation", "test")
@@ -49,3 +51,19 @@ class ClassificationTask:
 
     def keras_model(self, model):
         return model
+
+
+def evaluate_split(
+    model: keras.Model, part: LabeledTexts, class_names: tuple[str, ...], batch_size: int
+) -> dict:
+    return classification_metrics(
+        part.labels, predict_probabilities(model, part.texts, batch_size), class_names
+    )
+
+
+def predict_probabilities(model: keras.Model, texts, batch_size: int) -> np.ndarray:
+    """The model's probabilities for many texts, batch by batch, skipping shared padding."""
+    classify = tf.function(string_classifier(model), reduce_retracing=True)
+    batches = tf.data.Dataset.from_tensor_slices(tf.constant(texts, dtype=tf.string))
+    rows = [classify(batch).numpy() for batch in batches.batch(batch_size)]
+    return np.concatenate(rows) if rows else np.zeros((0, model.output_shape[-1]), np.float32)
