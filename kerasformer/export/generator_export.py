@@ -13,14 +13,18 @@ No kerasformer is needed to serve it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
 from kerasformer.export.saved_model import INPUT_NAME, KERAS_FILE
-from kerasformer.export.translator_export import read_lines, write_lines
+from kerasformer.export.translator_export import (
+    read_lines,
+    read_settings,
+    write_lines,
+    write_settings,
+)
 from kerasformer.models.generation import Sampling
 from kerasformer.models.language_model import TextGenerator
 
@@ -79,19 +83,14 @@ def write_generator(
     generator.model.save(directory / KERAS_FILE)
     write_lines(directory / VOCABULARY_FILE, generator.vocabulary)
     settings = {"end_token": generator.end_token, "max_tokens": max_tokens, **asdict(sampling)}
-    (directory / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    write_settings(directory / SETTINGS_FILE, settings)
 
 
 def load_generator(directory: str | Path) -> TextGenerator:
     from kerasformer.export.exported_classifier import load_keras_model
 
     directory = Path(directory)
-    if not (directory / SETTINGS_FILE).is_file():
-        raise KerasformerError(
-            f"{directory} is not an exported language model (no {SETTINGS_FILE}); pass the "
-            "directory that `kerasformer train --task language-model` wrote."
-        )
-    settings = json.loads((directory / SETTINGS_FILE).read_text(encoding="utf-8"))
+    settings = read_settings(directory, SETTINGS_FILE, "language model", "language-model")
     return TextGenerator(
         load_keras_model(directory), read_lines(directory / VOCABULARY_FILE), settings["end_token"]
     )

@@ -70,7 +70,7 @@ def write_translator(
         "maxlen": translator.maxlen,
         "beam_width": beam_width,
     }
-    (directory / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    write_settings(directory / SETTINGS_FILE, settings)
 
 
 def load_translator(directory: str | Path, cached: bool = True) -> Translator:
@@ -78,12 +78,7 @@ def load_translator(directory: str | Path, cached: bool = True) -> Translator:
     from kerasformer.export.exported_classifier import load_keras_model
 
     directory = Path(directory)
-    if not (directory / SETTINGS_FILE).is_file():
-        raise KerasformerError(
-            f"{directory} is not an exported translator (no {SETTINGS_FILE}); pass the "
-            "directory that `kerasformer train --task translation` wrote."
-        )
-    settings = json.loads((directory / SETTINGS_FILE).read_text(encoding="utf-8"))
+    settings = read_settings(directory, SETTINGS_FILE, "translator", "translation")
     return Translator(
         load_keras_model(directory),
         read_lines(directory / SOURCE_VOCABULARY_FILE),
@@ -99,3 +94,17 @@ def write_lines(path: Path, lines) -> None:
 
 def read_lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").split("\n")[:-1]
+
+
+def write_settings(path: Path, settings: dict) -> None:
+    path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+
+
+def read_settings(directory: Path, file_name: str, kind: str, task: str) -> dict:
+    """An export's settings file, or a one-line error saying which export was expected."""
+    if not (directory / file_name).is_file():
+        raise KerasformerError(
+            f"{directory} is not an exported {kind} (no {file_name}); pass the "
+            f"directory that `kerasformer train --task {task}` wrote."
+        )
+    return json.loads((directory / file_name).read_text(encoding="utf-8"))
