@@ -176,11 +176,15 @@ def run(args: argparse.Namespace) -> int:
 
     names = task_named(args.task).headline_metrics
     rows = [
-        (split, *(round(result.metrics[split][name], 4) for name in names))
+        (
+            split,
+            len(result.data.splits[split]),
+            *(round(result.metrics[split][name], 4) for name in names),
+        )
         for split in ("validation", "test")
     ]
     print()
-    print(tabulate(rows, headers=("split", *names)))
+    print(tabulate(rows, headers=("split", "examples", *names)))
     written = ["SavedModel", "model.keras", HISTORY_FILE, HISTORY_PLOT_FILE, METRICS_FILE]
     if not (result.export_dir / HISTORY_PLOT_FILE).exists():  # stopped inside the first epoch
         written.remove(HISTORY_PLOT_FILE)
