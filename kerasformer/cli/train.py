@@ -7,6 +7,7 @@ import argparse
 from kerasformer.cli._arguments import (
     DATASETS_BY_TASK,
     MODEL_NAMES,
+    MODELS_BY_TASK,
     TASK_NAMES,
     add_dataset_arguments,
     fraction,
@@ -44,6 +45,7 @@ OPTIONS_BY_MODEL = {
         "maxlen", "embed_dim", "num_heads", "ff_dim", "num_layers", "dropout", "norm_first",
         "position",
     },
+    ("question-answering", "bert"): {"preprocess", "encoder", "seq_length", "doc_stride"},
 }  # fmt: skip
 
 
@@ -59,9 +61,13 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--task", choices=TASK_NAMES, default="classification",
         help="classification (datasets bbc_news, ag_news), translation (spa_eng; models "
-        "transformer and rnn) or language-model (wikitext2) (default classification)",
+        "transformer and rnn), language-model (wikitext2) or question-answering (squad; "
+        "model bert) (default classification)",
     )  # fmt: skip
-    parser.add_argument("--model", choices=MODEL_NAMES, default="transformer")
+    parser.add_argument(
+        "--model", choices=MODEL_NAMES, help="(default: the task's first: transformer, bert for "
+        "question-answering)",
+    )  # fmt: skip
     parser.add_argument(
         "--recipe",
         choices=("from-scratch", "frozen", "unfrozen", "frozen-then-unfrozen"),
@@ -134,6 +140,14 @@ def add_parser(subparsers) -> None:
         help="AdamW peak learning rate when the encoder trains (default 3e-5)",
     )  # fmt: skip
     bert.add_argument(
+        "--seq-length", type=positive_int,
+        help="question answering: tokens per window, question included (default 384)",
+    )  # fmt: skip
+    bert.add_argument(
+        "--doc-stride", type=positive_int,
+        help="question answering: context tokens between window starts (default 128)",
+    )  # fmt: skip
+    bert.add_argument(
         "--frozen-epochs", type=positive_int, default=1,
         help="head-only epochs before fine-tuning in frozen-then-unfrozen (default 1)",
     )  # fmt: skip
@@ -146,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
     from kerasformer.training import TrainingConfig, train
     from kerasformer.training.trainer import HISTORY_FILE, HISTORY_PLOT_FILE, METRICS_FILE
 
+    args.model = args.model or MODELS_BY_TASK[args.task][0]
     config = TrainingConfig(
         task=args.task,
         model=args.model,
@@ -200,7 +215,10 @@ def model_options(args: argparse.Namespace) -> dict:
         flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
         for flag, _, _ in TRANSFORMER_OPTIONS
     }
-    given.update(position=args.position, preprocess=args.preprocess, encoder=args.encoder)
+    given.update(
+        position=args.position, preprocess=args.preprocess, encoder=args.encoder,
+        seq_length=args.seq_length, doc_stride=args.doc_stride,
+    )  # fmt: skip
     given["norm_first"] = True if args.norm_first else None
     given = {name: value for name, value in given.items() if value not in (None, "")}
     allowed = OPTIONS_BY_MODEL.get((args.task, args.model))

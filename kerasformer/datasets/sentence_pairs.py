@@ -7,9 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kerasformer.backend import tf
+from kerasformer.datasets.grouped_split import SPLITS
 from kerasformer.errors import KerasformerError
-
-SPLITS = ("train", "validation", "test")
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,14 @@ one ``English<TAB>Spanish`` pair per line.
 
 from __future__ import annotations
 
-from numbers import Real
 from pathlib import Path
 
 import numpy as np
 
 from kerasformer.backend import keras
 from kerasformer.datasets.ag_news import read_utf8_text
-from kerasformer.datasets.sentence_pairs import SPLITS, SentencePairs, TranslationData
+from kerasformer.datasets.grouped_split import SPLITS, grouped_split, require_fractions
+from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
 from kerasformer.datasets.wikitext import text_lines
 from kerasformer.errors import KerasformerError
 from kerasformer.network import require_reachable
@@ -77,18 +77,6 @@ def download_spa_eng() -> Path:
     return Path(archive).parent / "spa-eng"
 
 
-def require_fractions(validation_fraction: float, test_fraction: float) -> None:
-    fractions = (validation_fraction, test_fraction)
-    if (
-        any(isinstance(f, bool) or not isinstance(f, Real) or not 0 < f < 1 for f in fractions)
-        or validation_fraction + test_fraction >= 1
-    ):
-        raise KerasformerError(
-            "validation_fraction and test_fraction must each be between 0 and 1 and sum to "
-            f"less than 1, got {validation_fraction!r} and {test_fraction!r}."
-        )
-
-
 def read_pairs(path: Path) -> SentencePairs:
     """The ``English<TAB>Spanish`` pairs of ``path`` in file order.
 
@@ -128,30 +116,9 @@ def read_pairs(path: Path) -> SentencePairs:
 def split_by_source(
     pairs: SentencePairs, validation_fraction: float, test_fraction: float, seed: int
 ) -> dict[str, SentencePairs]:
-    """Train, validation and test splits in which every source sentence has one split.
-
-    Source sentences are shuffled and dealt to test, then validation, then train, each
-    taking whole groups until its share of the pairs is reached; the pairs are then
-    shuffled inside each split. The same seed gives the same result.
-    """
-    group_of: dict[str, int] = {}
-    group = np.array([group_of.setdefault(s, len(group_of)) for s in pairs.sources], dtype=int)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(group_of))
-    sizes = np.bincount(group, minlength=len(group_of))[order]
-    pairs_before = np.cumsum(sizes) - sizes
-    total = len(pairs)
-    # 2 = test, 1 = validation, 0 = train: indices into SPLITS.
-    dealt = np.where(
-        pairs_before < test_fraction * total,
-        2,
-        np.where(pairs_before < (test_fraction + validation_fraction) * total, 1, 0),
-    )
-    split_of_group = np.empty(len(group_of), dtype=int)
-    split_of_group[order] = dealt
-    split_of_pair = split_of_group[group]
-    splits = {}
-    for index, name in enumerate(SPLITS):
-        chosen = rng.permutation(np.flatnonzero(split_of_pair == index))
-        splits[name] = SentencePairs(pairs.sources[chosen], pairs.targets[chosen])
-    return splits
+    """Train, validation and test splits in which every source sentence has one split."""
+    indices = grouped_split(pairs.sources, validation_fraction, test_fraction, seed)
+    return {
+        name: SentencePairs(pairs.sources[chosen], pairs.targets[chosen])
+        for name, chosen in indices.items()
+    }

@@ -148,6 +148,9 @@ def export_preprocess(path: Path, vocab_file: Path, lower_case: bool, seq_length
     that output makes ``inspect.getattr_static`` fail on TensorFlow's dict proxy
     ("this __dict__ descriptor does not support '_DictWrapper' objects", wrapt issue
     231). The same function returning a plain dict saves and serves identically.
+
+    It includes ``tokenize_with_offsets``, which question answering needs to map
+    wordpieces back to the characters of a context.
     """
     from official.nlp.modeling import layers
     from official.nlp.tools import export_tfhub_lib
@@ -155,7 +158,7 @@ def export_preprocess(path: Path, vocab_file: Path, lower_case: bool, seq_length
     preprocessing = export_tfhub_lib.create_preprocessing(
         vocab_file=str(vocab_file),
         do_lower_case=lower_case,
-        tokenize_with_offsets=False,
+        tokenize_with_offsets=True,
         default_seq_length=seq_length,
     )
     tokenizer = next(
@@ -167,6 +170,7 @@ def export_preprocess(path: Path, vocab_file: Path, lower_case: bool, seq_length
         return dict(tokenizer.get_special_tokens_dict())
 
     preprocessing.tokenize.get_special_tokens_dict.__call__ = special_tokens
+    preprocessing.tokenize_with_offsets.get_special_tokens_dict.__call__ = special_tokens
     preprocessing.save(str(path), include_optimizer=False, save_format="tf")
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import tensorflow_hub as hub
 
@@ -15,6 +17,7 @@ from kerasformer.network import is_url, require_reachable
 ONLINE_PREPROCESS = "https://tfhub.dev/tensorflow/bert_en_uncased_preprocess/3"
 ONLINE_ENCODER = "https://tfhub.dev/tensorflow/small_bert/bert_en_uncased_L-4_H-128_A-2/1"
 ENCODER_LAYER = "encoder"
+T = TypeVar("T")
 LOCAL_HANDLES_FIX = (
     "pass local handles instead: make them with `kerasformer convert-bert [CHECKPOINT] "
     "--out DIR`, then use --preprocess DIR/preprocess --encoder DIR/encoder."
@@ -81,6 +84,14 @@ class HubLayer(hub.KerasLayer):
 
 def hub_layer(handle: str | Path, name: str, trainable: bool) -> HubLayer:
     """`HubLayer` for a URL or a local SavedModel, with one-line errors."""
+    return load_hub_handle(handle, name, lambda h: HubLayer(h, trainable=trainable, name=name))
+
+
+def load_hub_handle(handle: str | Path, name: str, load: Callable[[str], T]) -> T:
+    """``load(handle)`` for a TF-Hub URL or SavedModel directory; one-line errors.
+
+    ``name`` is the model's role and command-line flag (``preprocess``, ``encoder``).
+    """
     handle = str(handle)
     if is_url(handle):
         require_reachable(handle, f"the {name} model {handle}", LOCAL_HANDLES_FIX)
@@ -90,7 +101,7 @@ def hub_layer(handle: str | Path, name: str, trainable: bool) -> HubLayer:
             + LOCAL_HANDLES_FIX
         )
     try:
-        return HubLayer(handle, trainable=trainable, name=name)
+        return load(handle)
     except Exception as error:  # hub raises many kinds: network, format, missing ops
         message = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise KerasformerError(

@@ -8,12 +8,14 @@ from kerasformer.plots.alignment import plot_alignment
 from kerasformer.plots.attention_heads import plot_attention_heads
 from kerasformer.plots.confusion_matrix import plot_confusion_matrix
 from kerasformer.plots.figures import save_figure
+from kerasformer.plots.span_probabilities import plot_span_probabilities
 from kerasformer.plots.training_history import plot_training_history
 
 __all__ = [
     "plot_alignment",
     "plot_attention_heads",
     "plot_confusion_matrix",
+    "plot_span_probabilities",
     "plot_training_history",
     "save_figure",
 ]

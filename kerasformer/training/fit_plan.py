@@ -31,7 +31,9 @@ class FitPlan:
     jit_compile: bool
     make_batches: Callable[[LabeledTexts, int, int | None], tf.data.Dataset]
     loss: object = "sparse_categorical_crossentropy"
-    metrics: list = field(default_factory=lambda: ["accuracy"])
+    metrics: list | dict = field(default_factory=lambda: ["accuracy"])
+    # Run at each epoch's end before its numbers are logged, e.g. to add task metrics.
+    callbacks: list = field(default_factory=list)
 
     @classmethod
     def for_model(cls, model: keras.Model, pipeline: str, xla: bool) -> FitPlan:

@@ -60,7 +60,7 @@ DEFAULT_PIPELINE = {"transformer": "bucketed", "bert": "strings"}
 class TrainingConfig:
     """Everything a training run depends on; saved with its metrics."""
 
-    task: str = "classification"  # or "translation", "language-model" (training.tasks)
+    task: str = "classification"  # or another of training.tasks.TASKS
     model: str = "transformer"
     dataset: str = "bbc_news"
     data_dir: str | None = None
@@ -364,7 +364,7 @@ def run_recipe(
     phases = recipe_phases(
         config.resolved_recipe(),
         epochs=config.epochs,
-        steps_per_epoch=math.ceil(len(data.splits["train"]) / config.batch_size),
+        steps_per_epoch=steps_per_epoch(train_batches, len(data.splits["train"]), config),
         learning_rate=config.learning_rate,
         fine_tune_learning_rate=config.fine_tune_learning_rate,
         warmup_fraction=config.warmup_fraction,
@@ -387,7 +387,7 @@ def run_recipe(
         log.phase = phase.name
         # Backups first: an epoch's numbers are kept only once its weights are.
         callbacks = [] if run is None else [run.backup_callback(index)]
-        callbacks += [StopOnNonFiniteLoss(phase), log]
+        callbacks += [*plan.callbacks, StopOnNonFiniteLoss(phase), log]
         try:
             model.fit(
                 train_batches,
@@ -408,6 +408,19 @@ def run_recipe(
             ) from None
         done += phase.epochs
     return log.history(), False
+
+
+def steps_per_epoch(train_batches: tf.data.Dataset, examples: int, config) -> int:
+    """Batches in one epoch, as ``tf.data`` counts them where it can.
+
+    Examples and batches differ where one example gives several (a long SQuAD context
+    gives several windows); bucketed pipelines cannot be counted, and give one batch
+    per ``batch_size`` examples.
+    """
+    count = int(train_batches.cardinality())
+    if count > 0:
+        return count
+    return math.ceil(examples / config.batch_size)
 
 
 class NonFiniteLoss(KerasformerError):

@@ -10,10 +10,17 @@ from __future__ import annotations
 from kerasformer.errors import KerasformerError
 from kerasformer.training.tasks.classification import ClassificationTask
 from kerasformer.training.tasks.language_modeling import LanguageModelingTask
+from kerasformer.training.tasks.question_answering import QuestionAnsweringTask
 from kerasformer.training.tasks.translation import TranslationTask
 
 TASKS = {
-    task.name: task for task in (ClassificationTask(), TranslationTask(), LanguageModelingTask())
+    task.name: task
+    for task in (
+        ClassificationTask(),
+        TranslationTask(),
+        LanguageModelingTask(),
+        QuestionAnsweringTask(),
+    )
 }
 
 

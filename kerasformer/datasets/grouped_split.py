@@ -1,0 +1,61 @@
+"""Seeded train/validation/test splits that keep every group of items in one split."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from numbers import Real
+
+import numpy as np
+
+from kerasformer.errors import KerasformerError
+
+SPLITS = ("train", "validation", "test")
+
+
+def require_fractions(validation_fraction: float, test_fraction: float) -> None:
+    fractions = (validation_fraction, test_fraction)
+    if (
+        any(isinstance(f, bool) or not isinstance(f, Real) or not 0 < f < 1 for f in fractions)
+        or validation_fraction + test_fraction >= 1
+    ):
+        raise KerasformerError(
+            "validation_fraction and test_fraction must each be between 0 and 1 and sum to "
+            f"less than 1, got {validation_fraction!r} and {test_fraction!r}."
+        )
+
+
+def grouped_split(
+    group_keys: Sequence[Hashable], validation_fraction: float, test_fraction: float, seed: int
+) -> dict[str, np.ndarray]:
+    """Indices of the train, validation and test items; each group lies in one split.
+
+    Groups (items sharing a key: translations of one sentence, questions on one article)
+    are shuffled and dealt to test, then validation, then train, each split taking
+    whole groups until its share of the items is reached; the indices are then shuffled
+    inside each split. The same seed gives the same result.
+
+    Example:
+
+    >>> grouped_split(["a", "a", "b", "c"], 0.25, 0.25, seed=0)["train"]
+    array([...])
+    """
+    group_of: dict[Hashable, int] = {}
+    group = np.array([group_of.setdefault(key, len(group_of)) for key in group_keys], dtype=int)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(group_of))
+    sizes = np.bincount(group, minlength=len(group_of))[order]
+    items_before = np.cumsum(sizes) - sizes
+    total = len(group)
+    # 2 = test, 1 = validation, 0 = train: indices into SPLITS.
+    dealt = np.where(
+        items_before < test_fraction * total,
+        2,
+        np.where(items_before < (test_fraction + validation_fraction) * total, 1, 0),
+    )
+    split_of_group = np.empty(len(group_of), dtype=int)
+    split_of_group[order] = dealt
+    split_of_item = split_of_group[group]
+    return {
+        name: rng.permutation(np.flatnonzero(split_of_item == index))
+        for index, name in enumerate(SPLITS)
+    }

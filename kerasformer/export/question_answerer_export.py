@@ -1,0 +1,78 @@
+"""Export a `QuestionAnswerer` as a SavedModel: question and context strings in, answers out.
+
+The export directory holds:
+
+    saved_model.pb, variables/, assets/    the SavedModel: windows, BERT, span search
+    model.keras                            the Keras model, for kerasformer
+    question_answerer.json                 what `load_question_answerer` needs besides it
+
+``serving_default`` takes ``question`` and ``context`` (batches of strings, one context
+per question) and returns ``answer`` (string), ``start`` and ``end`` (int32 character
+offsets, ``context[start:end] == answer``) and ``score`` (float32, start probability ×
+end probability). A context of any length is read whole, window by window. A pair whose
+context is empty gets ``""``, -1, -1 and 0; an empty question is answered from the
+context alone. Serving needs ``import tensorflow_text`` (the tokeniser's ops), not
+kerasformer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kerasformer.backend import tf
+from kerasformer.export.saved_model import KERAS_FILE
+from kerasformer.export.translator_export import read_settings, write_settings
+from kerasformer.models.question_answerer import QuestionAnswerer, load_preprocess
+
+SETTINGS_FILE = "question_answerer.json"
+QUESTION_INPUT = "question"
+CONTEXT_INPUT = "context"
+
+
+class QuestionAnswererServing(tf.Module):
+    """The model, the preprocess model and the answering signature."""
+
+    def __init__(self, answerer: QuestionAnswerer):
+        super().__init__(name="question_answerer_serving")
+        self._answerer = answerer
+        # Tracked here so the encoder's variables and the tokeniser's tables are saved.
+        self.model = answerer.model
+        self.preprocess = answerer.windows.preprocess
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name=QUESTION_INPUT),
+            tf.TensorSpec([None], tf.string, name=CONTEXT_INPUT),
+        ]
+    )
+    def answer(self, question, context):
+        return self._answerer.answer_tensors(question, context)
+
+
+def write_question_answerer(answerer: QuestionAnswerer, directory: Path) -> None:
+    """Write the SavedModel, ``model.keras`` and the settings into ``directory``."""
+    directory = Path(directory)
+    serving = QuestionAnswererServing(answerer)
+    tf.saved_model.save(serving, str(directory), signatures={"serving_default": serving.answer})
+    answerer.model.save(directory / KERAS_FILE)
+    settings = {"preprocess": answerer.preprocess_handle, **answerer.settings}
+    write_settings(directory / SETTINGS_FILE, settings)
+
+
+def load_question_answerer(directory: str | Path) -> QuestionAnswerer:
+    """The `QuestionAnswerer` that `write_question_answerer` exported to ``directory``.
+
+    Its ``model.keras`` and settings name the encoder and preprocess handles it was
+    trained with, which must still exist.
+    """
+    from kerasformer.export.exported_classifier import load_keras_model
+
+    directory = Path(directory)
+    settings = read_settings(directory, SETTINGS_FILE, "question answerer", "question-answering")
+    preprocess = settings.pop("preprocess")
+    return QuestionAnswerer(
+        load_keras_model(directory),
+        load_preprocess(preprocess),
+        preprocess_handle=preprocess,
+        **settings,
+    )

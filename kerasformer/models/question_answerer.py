@@ -1,0 +1,181 @@
+"""A trained span question-answering model with its tokeniser: strings in, answers out.
+
+`QuestionAnswerer` cuts each (question, context) pair into windows (`SpanWindows`),
+runs the model on every window, picks the best span across a pair's windows
+(`best_spans`) and returns its text from the original context (`span_texts`), all in
+TensorFlow ops, so the same function runs eagerly and inside an exported SavedModel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import tensorflow_hub as hub
+
+from kerasformer.backend import tf
+from kerasformer.errors import KerasformerError
+from kerasformer.models.bert_classifier import load_hub_handle
+from kerasformer.models.span_extraction import best_spans, span_texts
+from kerasformer.models.span_windows import ENCODER_INPUTS, SpanWindows
+
+DEFAULTS = {"seq_length": 384, "doc_stride": None, "max_question_tokens": None}
+MAX_ANSWER_TOKENS = 30  # BERT's SQuAD setting
+
+
+class QuestionAnswerer:
+    """A span-labelling model (`build_bert_question_answerer`) and its preprocess model.
+
+    Args:
+        model: Keras model from packed windows to ``{start_logits, end_logits}``.
+        preprocess: The loaded TF-Hub BERT preprocess model the encoder expects.
+        seq_length, doc_stride, max_question_tokens: How contexts are cut (`SpanWindows`).
+        max_answer_tokens: Longest answer considered, in wordpieces.
+        preprocess_handle: Where ``preprocess`` was loaded from, kept for exports.
+
+    Example:
+
+    >>> answerer = QuestionAnswerer(model, load_preprocess("hub/minilm/preprocess"))
+    >>> answerer.answer(["Who won?"], ["The Broncos won the game."])[0]["answer"]
+    'The Broncos'
+    """
+
+    def __init__(
+        self,
+        model,
+        preprocess,
+        seq_length: int = DEFAULTS["seq_length"],
+        doc_stride: int | None = DEFAULTS["doc_stride"],
+        max_question_tokens: int | None = DEFAULTS["max_question_tokens"],
+        max_answer_tokens: int = MAX_ANSWER_TOKENS,
+        preprocess_handle: str | None = None,
+    ):
+        if isinstance(max_answer_tokens, bool) or not isinstance(max_answer_tokens, int):
+            raise KerasformerError(
+                f"max_answer_tokens must be a whole number, got {max_answer_tokens!r}."
+            )
+        if max_answer_tokens < 1:
+            raise KerasformerError(f"max_answer_tokens must be >= 1, got {max_answer_tokens}.")
+        self.model = model
+        self.preprocess_handle = preprocess_handle
+        self.windows = SpanWindows(preprocess, seq_length, doc_stride, max_question_tokens)
+        self.max_answer_tokens = max_answer_tokens
+        self._answer_batch = tf.function(self.answer_tensors, reduce_retracing=True)
+
+    @property
+    def settings(self) -> dict:
+        return {
+            "seq_length": self.windows.seq_length,
+            "doc_stride": self.windows.doc_stride,
+            "max_question_tokens": self.windows.max_question_tokens,
+            "max_answer_tokens": self.max_answer_tokens,
+        }
+
+    def answer_tensors(self, questions: tf.Tensor, contexts: tf.Tensor) -> dict[str, tf.Tensor]:
+        """Answers to a batch of 1-D string tensors, as tensors (graph-friendly).
+
+        Returns ``answer`` (string), ``start`` and ``end`` (int32 character offsets:
+        ``context[start:end] == answer``) and ``score`` (float32, the span's start
+        probability × end probability in its window). A pair whose context has no
+        tokens gets ``""``, -1, -1 and 0.
+        """
+        inputs = self.windows(questions, contexts)
+        logits = self.model({key: inputs[key] for key in ENCODER_INPUTS}, training=False)
+        spans = best_spans(
+            logits["start_logits"],
+            logits["end_logits"],
+            inputs["token_starts"],
+            inputs["example"],
+            tf.shape(questions)[0],
+            self.max_answer_tokens,
+        )
+        return span_texts(contexts, inputs["token_starts"], inputs["token_limits"], spans)
+
+    def answer(
+        self, questions: Sequence[str], contexts: Sequence[str], batch_size: int = 32
+    ) -> list[dict]:
+        """Each question's answer in its context: ``{"answer", "start", "end", "score"}``.
+
+        Raises a one-line error for an empty question or context, or unequal lengths.
+        """
+        questions, contexts = list(questions), list(contexts)
+        require_pairs(questions, contexts)
+        results = []
+        for first in range(0, len(questions), batch_size):
+            batch = self._answer_batch(
+                tf.constant(questions[first : first + batch_size], tf.string),
+                tf.constant(contexts[first : first + batch_size], tf.string),
+            )
+            batch = {key: value.numpy() for key, value in batch.items()}
+            for i in range(len(batch["answer"])):
+                results.append({
+                    "answer": batch["answer"][i].decode("utf-8"),
+                    "start": int(batch["start"][i]),
+                    "end": int(batch["end"][i]),
+                    "score": float(batch["score"][i]),
+                })  # fmt: skip
+        return results
+
+    def token_probabilities(self, question: str, context: str) -> dict:
+        """Start and end probabilities of every context token of one pair, for pictures.
+
+        Returns ``tokens`` (each wordpiece's text in the context, in order, windows
+        merged), ``byte_ranges`` (each one's ``(start, limit)`` in the UTF-8 context),
+        and ``start`` and ``end``: softmax over all of the context's tokens of the
+        model's logits, where a token seen in several windows keeps the logits of the
+        window in which it lies furthest from the window's edges.
+        """
+        require_pairs([question], [context])
+        inputs = self.windows(tf.constant([question]), tf.constant([context]))
+        logits = self.model({key: inputs[key] for key in ENCODER_INPUTS}, training=False)
+        starts = inputs["token_starts"].numpy()
+        limits = inputs["token_limits"].numpy()
+        start_logits = logits["start_logits"].numpy()
+        end_logits = logits["end_logits"].numpy()
+        best: dict[tuple[int, int], tuple[int, float, float]] = {}
+        for w in range(starts.shape[0]):
+            positions = np.flatnonzero(starts[w] >= 0)
+            for rank, p in enumerate(positions):
+                margin = min(rank, len(positions) - 1 - rank)
+                key = (int(starts[w, p]), int(limits[w, p]))
+                if key not in best or margin > best[key][0]:
+                    best[key] = (margin, float(start_logits[w, p]), float(end_logits[w, p]))
+        ranges = sorted(best)
+        raw = context.encode("utf-8")
+        return {
+            "tokens": [raw[s:e].decode("utf-8", errors="replace") for s, e in ranges],
+            "byte_ranges": ranges,
+            "start": softmax(np.array([best[r][1] for r in ranges])),
+            "end": softmax(np.array([best[r][2] for r in ranges])),
+        }
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    if logits.size == 0:
+        return logits
+    exponentials = np.exp(logits - logits.max())
+    return exponentials / exponentials.sum()
+
+
+def require_pairs(questions: Sequence[str], contexts: Sequence[str]) -> None:
+    if len(questions) != len(contexts):
+        raise KerasformerError(
+            f"got {len(questions)} questions and {len(contexts)} contexts; give one context "
+            "per question."
+        )
+    for kind, texts in (("question", questions), ("context", contexts)):
+        for number, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise KerasformerError(f"{kind} {number} is {type(text).__name__}, not text.")
+            if not text.strip():
+                raise KerasformerError(
+                    f"{kind} {number} is empty; give a question and the paragraph that answers it."
+                )
+
+
+def load_preprocess(handle: str | Path):
+    """The TF-Hub BERT preprocess model at ``handle`` (URL or directory), with its sub-functions."""
+    import tensorflow_text  # noqa: F401  (registers the tokeniser's ops)
+
+    return load_hub_handle(handle, "preprocess", hub.load)

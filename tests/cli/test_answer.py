@@ -1,0 +1,77 @@
+"""`kerasformer train --task question-answering`, then `kerasformer answer`."""
+
+import pytest
+
+from kerasformer.cli.main import main
+from tests.conftest import QA_WINDOWS, write_synthetic_squad
+from tests.plots.pictures import assert_not_blank, read_png
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_train_question_answering_from_the_command_line(capsys, tiny_hub_bert, tmp_path):
+    data = write_synthetic_squad(tmp_path / "squad", articles=10, per_article=3)
+    code, out, err = run_cli(
+        capsys, "train", "--task", "question-answering", "--data-dir", str(data),
+        "--preprocess", str(tiny_hub_bert.preprocess), "--encoder", str(tiny_hub_bert.encoder),
+        "--seq-length", str(QA_WINDOWS["seq_length"]), "--doc-stride", "8",
+        "--epochs", "1", "--batch-size", "8", "--export-dir", str(tmp_path / "qa"),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "squad: 24 train, 3 validation, 3 test questions" in out
+    assert "exact_match" in out and "f1" in out
+    assert (tmp_path / "qa" / "saved_model.pb").is_file()
+
+
+def test_seq_length_belongs_to_question_answering(capsys):
+    code, out, err = run_cli(capsys, "train", "--seq-length", "64")
+    assert code == 2
+    assert "--seq-length do(es) not apply to --model transformer" in err
+
+
+def test_answer_prints_the_span_and_draws_its_probabilities(
+    capsys, trained_question_answerer, tmp_path
+):
+    context = "the minister said coach profit today in the software research"
+    picture = tmp_path / "span.png"
+    code, out, err = run_cli(
+        capsys, "answer", str(trained_question_answerer.export_dir), "--question", "which team",
+        "--context", context, "--plot", str(picture),
+    )  # fmt: skip
+    assert code == 0, err
+    answer, offsets = out.splitlines()[:2]
+    assert answer == "coach profit"
+    start = context.index("coach profit")
+    assert offsets.startswith(f"characters {start}-{start + len('coach profit')}, score ")
+    assert_not_blank(read_png(picture))
+
+
+def test_answer_reads_a_context_file(capsys, trained_question_answerer, tmp_path):
+    path = tmp_path / "context.txt"
+    path.write_text("Zürich said: striker bank, today.", encoding="utf-8")
+    code, out, err = run_cli(
+        capsys, "answer", str(trained_question_answerer.export_dir), "--question", "which team",
+        "--context-file", str(path),
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.splitlines()[0] == "striker bank"
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--context", "  "], "context 0 is empty"),
+        (["--context-file", "missing.txt"], "--context-file missing.txt does not exist"),
+    ],
+)
+def test_answer_errors_are_one_line(capsys, trained_question_answerer, extra, message):
+    code, out, err = run_cli(
+        capsys, "answer", str(trained_question_answerer.export_dir), "--question", "which team",
+        *extra,
+    )  # fmt: skip
+    assert code != 0
+    assert message in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,67 @@
+"""SQuAD v1.1 metrics against cases worked out by hand from the official script's rules."""
+
+import pytest
+
+from kerasformer.errors import KerasformerError
+from kerasformer.training.squad_metrics import exact_match, f1, normalize_answer, squad_scores
+
+
+@pytest.mark.parametrize(
+    "text, normalized",
+    [
+        ("The  Denver Broncos!", "denver broncos"),
+        ("an apple a day", "apple day"),
+        # Articles only as whole words: "theatre" and "Anthem" keep their letters.
+        ("Theatre Anthem", "theatre anthem"),
+        # Punctuation goes first, so "the-end" becomes one word and keeps its "the".
+        ("the-end", "theend"),
+        ("  \t50,000\n ", "50000"),
+        ("The", ""),
+    ],
+)
+def test_normalize_answer(text, normalized):
+    assert normalize_answer(text) == normalized
+
+
+def test_exact_match_ignores_case_punctuation_and_articles():
+    assert exact_match("the Broncos.", "Broncos") == 1.0
+    assert exact_match("Denver Broncos", "Broncos") == 0.0
+
+
+def test_f1_is_token_overlap():
+    # 1 shared token: precision 1/2, recall 1/1.
+    assert f1("Denver Broncos", "Broncos") == pytest.approx(2 / 3)
+    # Repeated tokens count min(2, 3) = 2 times: precision 2/4, recall 2/3.
+    assert f1("x y y z", "y y y") == pytest.approx(2 * (1 / 2) * (2 / 3) / (1 / 2 + 2 / 3))
+    assert f1("", "Broncos") == 0.0
+
+
+def test_answers_that_normalise_to_nothing_match_exactly_but_score_no_f1():
+    # The v1.1 script's behaviour: equal empty strings, but no shared token.
+    assert exact_match("The", "a") == 1.0
+    assert f1("The", "a") == 0.0
+
+
+def test_squad_scores_take_the_best_reference_and_average():
+    scores = squad_scores(
+        ["Broncos", "Denver Broncos", "Carolina"],
+        [["Denver Broncos", "Broncos"], ["the Broncos"], ["Panthers"]],
+    )
+    # Question 1: exact via the second answer; question 2: F1 2/3; question 3: nothing.
+    assert scores["exact_match"] == pytest.approx(100 / 3)
+    assert scores["f1"] == pytest.approx(100 * (1 + 2 / 3) / 3)
+    assert scores["questions"] == 3
+
+
+@pytest.mark.parametrize(
+    "predictions, references, message",
+    [
+        (["a"], [["a"], ["b"]], "1 predictions for 2 questions"),
+        ([], [], "no questions"),
+        (["a"], ["a"], "list of one or more reference answers"),
+        (["a"], [[]], "list of one or more reference answers"),
+    ],
+)
+def test_bad_input_is_one_clear_error(predictions, references, message):
+    with pytest.raises(KerasformerError, match=message):
+        squad_scores(predictions, references)
