@@ -130,7 +130,12 @@ def measure_speed(args) -> None:
             "estimated_epoch_minutes": count["train_windows"] / windows_per_second / 60,
         }
         print(seq_length, runs[seq_length])
-    SPEED_RESULTS.write_text(json.dumps({"batch_size": args.batch_size, "runs": runs}, indent=2))
+    command = (
+        f"python bench/squad.py --speed --speed-lengths {' '.join(map(str, args.speed_lengths))} "
+        f"--speed-steps {args.speed_steps} --batch-size {args.batch_size}"
+    )
+    report = {"command": command, "batch_size": args.batch_size, "runs": runs}
+    SPEED_RESULTS.write_text(json.dumps(report, indent=2) + "\n")
 
 
 def run_seed(seed: int, args, hub: Path) -> dict:
