@@ -12,6 +12,7 @@ on the 87,599-question train set that is not available here.
 
     python bench/squad.py --speed                     # train windows/s per seq length
     python bench/squad.py --seq-length 192 --epochs 1 --seeds 0 1 2
+    python bench/squad.py --seq-length 192 --epochs 1 --seeds 1   # adds to saved seeds
     python bench/squad.py --table                     # the saved results as Markdown
 
 Run it on a quiet machine: speed figures compare only within one run.
@@ -196,17 +197,39 @@ def main() -> None:
         "overlap_sentence_without_question_words": squad_scores(rest, test.answers),
     }
     hub = hub_minilm(Path(args.work_dir), args.seq_length)
-    runs = [run_seed(seed, args, hub) for seed in args.seeds]
+    command = (
+        f"python bench/squad.py --seq-length {args.seq_length} --epochs {args.epochs} "
+        f"--seeds {' '.join(map(str, args.seeds))} --batch-size {args.batch_size}"
+    )
+    runs = [{**run_seed(seed, args, hub), "command": command} for seed in args.seeds]
+    settings = {key: value for key, value in vars(args).items() if key != "data_dir"}
+    runs = earlier_runs_with(settings, skip_seeds=args.seeds) + runs
     report = {
-        "command": f"python bench/squad.py --seq-length {args.seq_length} --epochs "
-        f"{args.epochs} --seeds {' '.join(map(str, args.seeds))}",
-        "settings": {key: value for key, value in vars(args).items() if key != "data_dir"},
+        "commands": sorted({run.get("command", "") for run in runs}),
+        "settings": settings,
         "baselines": baselines,
-        "runs": runs,
+        "runs": sorted(runs, key=lambda run: run["seed"]),
         "wall_seconds": time.perf_counter() - started,
     }
     RESULTS.write_text(json.dumps(report, indent=2, default=str) + "\n")
     print(table(report))
+
+
+COMPARABLE_SETTINGS = ("epochs", "batch_size", "seq_length", "learning_rate")
+
+
+def earlier_runs_with(settings: dict, skip_seeds: list[int]) -> list[dict]:
+    """Saved runs of other seeds with the same training settings, so that seeds run in
+    separate invocations (each about half an hour) add up to one table."""
+    if not RESULTS.is_file():
+        return []
+    saved = json.loads(RESULTS.read_text())
+    if any(saved["settings"].get(key) != settings[key] for key in COMPARABLE_SETTINGS):
+        return []
+    legacy_command = saved.get("command", "")
+    return [
+        {"command": legacy_command, **run} for run in saved["runs"] if run["seed"] not in skip_seeds
+    ]
 
 
 def table(report: dict) -> str:
