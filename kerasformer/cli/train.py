@@ -118,9 +118,9 @@ def add_parser(subparsers) -> None:
     )  # fmt: skip
     speed.add_argument(
         "--input-pipeline", choices=("strings", "padded", "dynamic", "bucketed"),
-        help="what model.fit reads: raw strings, or token ids made once and padded to "
-        "maxlen, to each batch's longest text, or in batches of similar length "
-        "(default: bucketed for transformer, strings for bert)",
+        help="what model.fit reads: raw strings, or token ids (BERT: word pieces) made "
+        "once and padded to maxlen (BERT: the preprocess model's sequence length), to each "
+        "batch's longest text, or in batches of similar length (default: bucketed)",
     )  # fmt: skip
     group = parser.add_argument_group("transformer model")
     for flag, kind, text in TRANSFORMER_OPTIONS:

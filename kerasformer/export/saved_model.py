@@ -16,6 +16,7 @@ from pathlib import Path
 from kerasformer.backend import keras, tf
 from kerasformer.export.staged_directory import require_replaceable, staged_directory
 from kerasformer.models import has_text_vectorizer, text_vectorizer, token_id_classifier
+from kerasformer.models.bert_classifier import PackedBertClassifier, bert_preprocess_layer
 from kerasformer.models.transformer_classifier import (
     drop_padding_columns,
     one_unknown_word_if_empty,
@@ -70,7 +71,7 @@ class ClassifierServing(tf.Module):
         """A function from strings to (probabilities, known tokens per text) for ``model``."""
         if has_text_vectorizer(model):
             return cls.vectorizer_classifier(model)
-        preprocess = cls.bert_preprocess_layer(model)
+        preprocess = bert_preprocess_layer(model)
         if preprocess is None:
             raise ValueError(
                 f"cannot export model {model.name!r}: it has neither a TextVectorization "
@@ -92,30 +93,19 @@ class ClassifierServing(tf.Module):
 
         return classify
 
-    @staticmethod
-    def bert_preprocess_layer(model: keras.Model) -> keras.layers.Layer | None:
-        """The layer that turns strings into BERT word pieces (``input_word_ids``), if any."""
-        for layer in model.layers:
-            output = getattr(layer, "output", None)
-            if isinstance(output, dict) and "input_word_ids" in output:
-                return layer
-        return None
-
     @classmethod
     def bert_classifier(cls, model: keras.Model, preprocess: keras.layers.Layer) -> Callable:
-        """For BERT models: one pass gives the probabilities and the word pieces."""
-        with_word_ids = keras.Model(
-            model.inputs, [model.output, preprocess.output["input_word_ids"]]
-        )
+        """For BERT models: texts packed in length-sorted chunks, as long as they are."""
+        packed = PackedBertClassifier(model)
         non_words = sorted(cls.bert_non_word_ids(preprocess))
 
         def classify(texts):
-            probabilities, word_ids = with_word_ids(texts, training=False)
+            probabilities, pieces = packed.probabilities_and_pieces(texts)
             is_non_word = tf.reduce_any(
-                word_ids[..., None] == tf.constant(non_words, dtype=word_ids.dtype), axis=-1
+                pieces.flat_values[:, None] == tf.constant(non_words, pieces.dtype), axis=-1
             )
-            known_tokens = tf.reduce_sum(tf.cast(tf.logical_not(is_non_word), tf.int32), -1)
-            return probabilities, known_tokens
+            known = pieces.with_flat_values(tf.cast(tf.logical_not(is_non_word), tf.int32))
+            return probabilities, tf.reduce_sum(known, axis=-1)
 
         return classify
 

@@ -7,7 +7,11 @@ from collections.abc import Callable, Iterable
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.layers import backend as layers_backend
-from kerasformer.models.bert_classifier import build_bert_classifier
+from kerasformer.models.bert_classifier import (
+    PackedBertClassifier,
+    build_bert_classifier,
+    is_bert_classifier,
+)
 from kerasformer.models.transformer_classifier import (
     adapt_vectorizer,
     attention_weights,
@@ -54,10 +58,13 @@ def has_text_vectorizer(model: keras.Model) -> bool:
 def string_classifier(model: keras.Model) -> Callable[[tf.Tensor], tf.Tensor]:
     """The fastest way to run ``model`` on a batch of strings, with the same results.
 
-    Models with their own vectorizer skip shared padding; others are called as they are.
+    Models with their own vectorizer skip shared padding; BERT models pack texts in
+    length-sorted chunks to their own length; others are called as they are.
     """
     if has_text_vectorizer(model):
         return padding_free_classifier(model)
+    if is_bert_classifier(model):
+        return PackedBertClassifier(model)
     return model
 
 

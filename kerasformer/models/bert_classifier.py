@@ -10,6 +10,11 @@ import tensorflow_hub as hub
 
 from kerasformer.backend import keras, serializable, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.models.bert_packing import (
+    ENCODER_INPUTS,
+    BertInputPacker,
+    in_length_sorted_chunks,
+)
 from kerasformer.network import is_url, require_reachable
 
 # Seed 001's handles; tfhub.dev needs the internet. Offline, convert a checkpoint with
@@ -17,6 +22,10 @@ from kerasformer.network import is_url, require_reachable
 ONLINE_PREPROCESS = "https://tfhub.dev/tensorflow/bert_en_uncased_preprocess/3"
 ONLINE_ENCODER = "https://tfhub.dev/tensorflow/small_bert/bert_en_uncased_L-4_H-128_A-2/1"
 ENCODER_LAYER = "encoder"
+HEAD_LAYERS = ("pooled_dropout", "probabilities")
+# Texts per encoder call when a batch is packed in length-sorted chunks: large enough to
+# keep the matrix products efficient, small enough that lengths within a chunk are close.
+INFERENCE_CHUNK = 32
 T = TypeVar("T")
 LOCAL_HANDLES_FIX = (
     "pass local handles instead: make them with `kerasformer convert-bert [CHECKPOINT] "
@@ -118,3 +127,81 @@ def encoder_layer(model: keras.Model):
         raise KerasformerError(
             f"model {model.name!r} has no layer named {ENCODER_LAYER!r}."
         ) from None
+
+
+def bert_preprocess_layer(model: keras.Model) -> keras.layers.Layer | None:
+    """The layer that turns strings into BERT word pieces (``input_word_ids``), if any."""
+    for layer in model.layers:
+        output = getattr(layer, "output", None)
+        if isinstance(output, dict) and "input_word_ids" in output:
+            return layer
+    return None
+
+
+def is_bert_classifier(model: keras.Model) -> bool:
+    return bert_preprocess_layer(model) is not None
+
+
+def bert_classifier_on_encoder_inputs(model: keras.Model) -> keras.Model:
+    """The classifier from packed encoder inputs of any length on, sharing every weight.
+
+    The string-in model's own graph fixes the preprocess model's sequence length; this one
+    takes ``input_word_ids``, ``input_mask`` and ``input_type_ids`` of shape
+    ``[batch, any length]``, as `BertInputPacker` packs them.
+    """
+    try:
+        encoder, dropout, head = (model.get_layer(name) for name in (ENCODER_LAYER, *HEAD_LAYERS))
+    except ValueError:
+        raise KerasformerError(
+            f"model {model.name!r} is not a BERT classifier from build_bert_classifier "
+            f"(it needs layers {ENCODER_LAYER!r}, {', '.join(map(repr, HEAD_LAYERS))}); "
+            "train it with --input-pipeline strings."
+        ) from None
+    inputs = {key: keras.Input(shape=(None,), dtype=tf.int32, name=key) for key in ENCODER_INPUTS}
+    probabilities = head(dropout(encoder(inputs)["pooled_output"]))
+    return keras.Model(inputs, probabilities, name=f"{model.name}_on_encoder_inputs")
+
+
+class PackedBertClassifier:
+    """A BERT classifier run on strings without the preprocess model's fixed padding.
+
+    Same weights and, padding being masked, the same probabilities as ``model(texts)``:
+    the texts are tokenised, ordered by length, and classified in chunks packed to their
+    own longest text (see `in_length_sorted_chunks`).
+
+    Args:
+        model: A string-in classifier from `build_bert_classifier`.
+        chunk_size: Texts per encoder call.
+
+    Example:
+
+    >>> classify = PackedBertClassifier(model)
+    >>> classify(tf.constant(["Stocks rose", "The striker scored"])).shape
+    TensorShape([2, 4])
+    """
+
+    def __init__(self, model: keras.Model, chunk_size: int = INFERENCE_CHUNK):
+        preprocess = bert_preprocess_layer(model)
+        if preprocess is None:
+            raise KerasformerError(f"model {model.name!r} has no BERT preprocess layer.")
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+            raise KerasformerError(f"chunk_size must be a whole number >= 1, got {chunk_size!r}.")
+        self.packer = BertInputPacker(preprocess)
+        self.core = bert_classifier_on_encoder_inputs(model)
+        self.chunk_size = chunk_size
+        self.num_classes = int(model.output_shape[-1])
+
+    def __call__(self, texts: tf.Tensor) -> tf.Tensor:
+        return self.probabilities_and_pieces(texts)[0]
+
+    def probabilities_and_pieces(self, texts: tf.Tensor) -> tuple[tf.Tensor, tf.RaggedTensor]:
+        """The probabilities, and the word pieces of each text that the encoder read."""
+        pieces = self.packer.word_pieces(texts)
+        probabilities = in_length_sorted_chunks(
+            self.packer,
+            lambda inputs: self.core(inputs, training=False),
+            pieces,
+            self.chunk_size,
+            self.num_classes,
+        )
+        return probabilities, pieces

@@ -14,6 +14,11 @@ from kerasformer.datasets.pipeline import (
     token_id_examples,
 )
 from kerasformer.models import text_vectorizer, token_id_classifier
+from kerasformer.models.bert_classifier import (
+    BertInputPacker,
+    bert_classifier_on_encoder_inputs,
+    bert_preprocess_layer,
+)
 from kerasformer.training.acceleration import split_off_string_preprocessing
 
 
@@ -54,6 +59,9 @@ class FitPlan:
 
     @classmethod
     def on_token_ids(cls, model: keras.Model, pipeline: str, xla: bool) -> FitPlan:
+        preprocess = bert_preprocess_layer(model)
+        if preprocess is not None:
+            return cls.on_word_pieces(model, preprocess, pipeline, xla)
         vectorizer = text_vectorizer(model)
         maxlen = vectorizer.get_config()["output_sequence_length"]
 
@@ -64,6 +72,30 @@ class FitPlan:
             )
 
         return cls(model, token_id_classifier(model), xla, id_batches)
+
+    @classmethod
+    def on_word_pieces(
+        cls, model: keras.Model, preprocess: keras.layers.Layer, pipeline: str, xla: bool
+    ) -> FitPlan:
+        """A BERT classifier trained on word pieces tokenised once, packed per batch.
+
+        ``padded`` packs every batch to the preprocess model's sequence length, as the
+        string-in model does; ``dynamic`` and ``bucketed`` only to the batch's longest
+        text (under XLA, ``bucketed`` to its bucket's limit).
+        """
+        packer = BertInputPacker(preprocess)
+        packer.require_padding_id_zero()
+
+        def packed_batches(part, batch_size, shuffle_seed):
+            examples = token_id_examples(part, packer.padded_word_pieces)
+            batches = token_id_batches(
+                examples, batch_size, pipeline, packer.max_pieces, shuffle_seed, fixed_shapes=xla
+            )
+            return batches.map(
+                lambda ids, labels: (packer.pack_padded(ids), labels), tf.data.AUTOTUNE
+            ).prefetch(tf.data.AUTOTUNE)
+
+        return cls(model, bert_classifier_on_encoder_inputs(model), xla, packed_batches)
 
     def batches(
         self, part: LabeledTexts, batch_size: int, shuffle_seed: int | None = None

@@ -52,8 +52,8 @@ MAX_EPOCHS = 100_000
 MAX_BATCH_SIZE = 1_000_000
 # A model with its own vectorizer trains on token ids made once; a BERT preprocess
 # model is a SavedModel layer and keeps running on strings.
-PIPELINES_BY_MODEL = {"transformer": INPUT_PIPELINES, "bert": ("strings",)}
-DEFAULT_PIPELINE = {"transformer": "bucketed", "bert": "strings"}
+PIPELINES_BY_MODEL = {"transformer": INPUT_PIPELINES, "bert": INPUT_PIPELINES}
+DEFAULT_PIPELINE = {"transformer": "bucketed", "bert": "bucketed"}
 
 
 @dataclass

@@ -128,7 +128,7 @@ sys.meta_path.insert(0, NoKerasformer())
 import tensorflow as tf
 import tensorflow_text  # the preprocess model's tokenizer ops
 serve = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
-out = serve(inputs=tf.constant(["team goal", "bank shares"]))
+out = serve(inputs=tf.constant(json.loads(sys.argv[2])))
 print(json.dumps(out["probabilities"].numpy().tolist()))
 """
 
@@ -139,10 +139,13 @@ def test_unfrozen_export_serves_raw_strings_without_kerasformer(
     result = train(
         bert_config(tiny_hub_bert, tiny_ag_news_dir, "unfrozen", tmp_path / "bert"), verbose=0
     )
-    served = run_python(SERVE_WITH_TENSORFLOW_TEXT, str(result.export_dir))
+    # More texts than one packed chunk, of every length up to past the 32 positions.
+    words = "team goal bank shares the said software zzzz".split()
+    texts = [" ".join(words[i % 8] for i in range(n)) for n in range(0, 45)]
+    served = run_python(SERVE_WITH_TENSORFLOW_TEXT, str(result.export_dir), json.dumps(texts))
     assert served.returncode == 0, served.stderr[-2000:]
     probabilities = np.array(json.loads(served.stdout.strip().splitlines()[-1]))
-    expected = result.model.predict(np.array(["team goal", "bank shares"]), verbose=0)
+    expected = result.model.predict(np.array(texts), verbose=0)  # every text padded to 32
     np.testing.assert_allclose(probabilities, expected, rtol=1e-5, atol=1e-6)
 
     cli = run_python(

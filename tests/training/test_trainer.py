@@ -135,7 +135,7 @@ def test_a_failed_export_keeps_the_trained_model_and_says_where(
         (dict(model_options=dict(maxlen=10**8)), "maxlen 100,000,000 at embed_dim 32 need"),
         (dict(validation_fraction=1.0), "validation_fraction"),
         (dict(input_pipeline="tokens"), "input pipeline 'tokens' does not fit"),
-        (dict(model="bert", input_pipeline="bucketed"), "choose one of: strings"),
+        (dict(model="bert", input_pipeline="tokens"), "choose one of: strings, padded"),
         (dict(xla=True, input_pipeline="dynamic"), "use 'bucketed' or 'padded' with --xla"),
     ],
 )
@@ -176,9 +176,9 @@ def test_token_id_pipelines_train_exactly_like_strings(tiny_ag_news_dir):
     assert strings.fit_model is strings.model
 
 
-def test_the_default_transformer_pipeline_is_bucketed_token_ids():
+def test_the_default_pipeline_is_bucketed_token_ids():
     assert TrainingConfig().resolved_input_pipeline() == "bucketed"
-    assert TrainingConfig(model="bert").resolved_input_pipeline() == "strings"
+    assert TrainingConfig(model="bert").resolved_input_pipeline() == "bucketed"
 
 
 def test_training_on_your_own_splits(tiny_ag_news_dir):

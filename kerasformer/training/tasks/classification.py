@@ -62,8 +62,18 @@ def evaluate_split(
 
 
 def predict_probabilities(model: keras.Model, texts, batch_size: int) -> np.ndarray:
-    """The model's probabilities for many texts, batch by batch, skipping shared padding."""
+    """The model's probabilities for many texts, batch by batch, skipping shared padding.
+
+    Texts are batched in order of length, so each batch holds texts of similar length
+    and is padded only to its own longest; rows come back in the texts' order.
+    """
+    if len(texts) == 0:
+        return np.zeros((0, model.output_shape[-1]), np.float32)
     classify = tf.function(string_classifier(model), reduce_retracing=True)
-    batches = tf.data.Dataset.from_tensor_slices(tf.constant(texts, dtype=tf.string))
-    rows = [classify(batch).numpy() for batch in batches.batch(batch_size)]
-    return np.concatenate(rows) if rows else np.zeros((0, model.output_shape[-1]), np.float32)
+    order = np.argsort([len(text) for text in texts], kind="stable")
+    ordered = tf.constant([texts[i] for i in order], dtype=tf.string)
+    batches = tf.data.Dataset.from_tensor_slices(ordered).batch(batch_size)
+    rows = np.concatenate([classify(batch).numpy() for batch in batches])
+    probabilities = np.empty_like(rows)
+    probabilities[order] = rows
+    return probabilities
