@@ -64,11 +64,14 @@ def token_id_batches(
     maxlen: int,
     shuffle_seed: int | None = None,
     fixed_shapes: bool = False,
+    bucket_width: int | None = None,
 ) -> tf.data.Dataset:
     """Padded ``(ids, labels)`` batches from `token_id_examples`, as ``pipeline`` says.
 
     ``fixed_shapes`` pads ``bucketed`` batches to their bucket's upper bound instead of
     their longest text, so a compiler (XLA) sees a handful of shapes, not one per batch.
+    ``bucket_width`` makes ``bucketed`` use buckets of that many tokens each instead of
+    buckets that grow by half (see `length_bucket_boundaries`).
     """
     if pipeline not in TOKEN_ID_PIPELINES:
         raise ValueError(f"pipeline must be one of {TOKEN_ID_PIPELINES}, got {pipeline!r}.")
@@ -81,7 +84,7 @@ def token_id_batches(
     elif pipeline == "dynamic":
         batches = examples.padded_batch(batch_size)
     else:
-        boundaries = length_bucket_boundaries(maxlen)
+        boundaries = length_bucket_boundaries(maxlen, bucket_width)
         batches = examples.bucket_by_sequence_length(
             element_length_func=lambda ids, label: tf.shape(ids)[0],
             bucket_boundaries=boundaries,
@@ -108,11 +111,15 @@ def bucketed_batch_count(lengths: np.ndarray, boundaries: list[int], batch_size:
     return int(np.sum(-(-sizes // batch_size)))
 
 
-def length_bucket_boundaries(maxlen: int) -> list[int]:
+def length_bucket_boundaries(maxlen: int, width: int | None = None) -> list[int]:
     """Bucket limits for texts of 1 to ``maxlen`` tokens, each about 1.5x the last.
 
-    A text of ``n`` tokens goes to the first bucket whose limit exceeds ``n``.
+    With ``width``, every bucket spans ``width`` tokens instead: less padding, more
+    buckets (and, under XLA, more shapes to compile). A text of ``n`` tokens goes to the
+    first bucket whose limit exceeds ``n``.
     """
+    if width is not None:
+        return [*range(width, maxlen + 1, width), maxlen + 1]
     boundaries, limit = [], 8
     while limit <= maxlen:
         boundaries.append(limit)

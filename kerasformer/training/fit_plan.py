@@ -21,6 +21,11 @@ from kerasformer.models.bert_classifier import (
 )
 from kerasformer.training.acceleration import split_off_string_preprocessing
 
+# BERT spends far more per token than the from-scratch model, so its buckets are narrow:
+# on AG News, 8-token buckets pack 56 positions per text of 53 tokens, buckets growing
+# by half 63.
+BERT_BUCKET_WIDTH = 8
+
 
 @dataclass
 class FitPlan:
@@ -89,8 +94,9 @@ class FitPlan:
         def packed_batches(part, batch_size, shuffle_seed):
             examples = token_id_examples(part, packer.padded_word_pieces)
             batches = token_id_batches(
-                examples, batch_size, pipeline, packer.max_pieces, shuffle_seed, fixed_shapes=xla
-            )
+                examples, batch_size, pipeline, packer.max_pieces, shuffle_seed,
+                fixed_shapes=xla, bucket_width=BERT_BUCKET_WIDTH,
+            )  # fmt: skip
             return batches.map(
                 lambda ids, labels: (packer.pack_padded(ids), labels), tf.data.AUTOTUNE
             ).prefetch(tf.data.AUTOTUNE)

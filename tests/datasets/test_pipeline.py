@@ -132,6 +132,23 @@ def test_bucket_boundaries_grow_and_cover_every_length(maxlen):
     assert len(boundaries) <= 12
 
 
+@pytest.mark.parametrize("maxlen, width", [(1, 8), (7, 8), (8, 8), (30, 8), (126, 8), (50, 16)])
+def test_buckets_of_a_fixed_width_cover_every_length(maxlen, width):
+    boundaries = length_bucket_boundaries(maxlen, width)
+    assert boundaries == sorted(set(boundaries)) and boundaries[-1] == maxlen + 1
+    spans = np.diff([0, *boundaries])
+    assert np.all(spans[:-1] == width) and 1 <= spans[-1] <= width
+    lengths = np.arange(maxlen + 1)
+    buckets = np.searchsorted(boundaries, lengths, side="right")
+    assert np.all(lengths // width == np.minimum(buckets, len(boundaries) - 1))
+
+
+def test_narrow_buckets_hold_texts_within_their_width(examples):
+    for ids, _ in token_id_batches(examples, 16, "bucketed", MAXLEN, 1, bucket_width=4):
+        lengths = np.count_nonzero(ids.numpy(), axis=1)
+        assert ids.shape[1] == lengths.max() and lengths.max() // 4 == lengths.min() // 4
+
+
 def test_an_empty_split_gives_no_batches():
     empty = LabeledTexts(np.array([], dtype=object), np.array([], dtype=np.int64))
     vectorize = lambda texts: tf.zeros([tf.shape(texts)[0], 4], tf.int64)  # noqa: E731

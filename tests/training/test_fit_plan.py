@@ -11,7 +11,7 @@ from kerasformer.datasets.pipeline import length_bucket_boundaries
 from kerasformer.errors import KerasformerError
 from kerasformer.models.bert_classifier import build_bert_classifier
 from kerasformer.training import TrainingConfig, train
-from kerasformer.training.fit_plan import FitPlan
+from kerasformer.training.fit_plan import BERT_BUCKET_WIDTH, FitPlan
 from tests.conftest import write_tiny_bert_checkpoint
 
 WORDS = "team goal season shares profit market bank software chip the said".split()
@@ -68,7 +68,7 @@ def test_bert_batches_hold_every_text_packed_only_as_far_as_needed(bert_model, p
     elif not xla:
         assert all(width == longest for width, longest in shapes)
     else:  # padded to the bucket's limit: a few shapes for the compiler
-        limits = {boundary - 1 + 2 for boundary in length_bucket_boundaries(30)}
+        limits = {b - 1 + 2 for b in length_bucket_boundaries(30, BERT_BUCKET_WIDTH)}
         assert set(widths) <= limits and len(set(widths)) > 1
         assert all(longest <= width for width, longest in shapes)
 
