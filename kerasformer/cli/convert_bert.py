@@ -21,6 +21,10 @@ def add_parser(subparsers) -> None:
         "--seq-length", type=positive_int, default=128,
         help="tokens per text after preprocessing (default 128)",
     )  # fmt: skip
+    parser.add_argument(
+        "--compute-dtype", choices=("float32", "bfloat16"), default="float32",
+        help="what the encoder computes in; bfloat16 keeps float32 weights (default float32)",
+    )  # fmt: skip
     parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
     parser.set_defaults(run=run)
 
@@ -28,7 +32,9 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from kerasformer.export.convert_bert import convert_bert
 
-    converted = convert_bert(args.source, args.out, args.seq_length, args.overwrite)
+    converted = convert_bert(
+        args.source, args.out, args.seq_length, args.overwrite, args.compute_dtype
+    )
     print(f"preprocess: {converted.preprocess}\nencoder:    {converted.encoder}")
     print(
         f"Use them with: kerasformer train --model bert --preprocess {converted.preprocess} "

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from kerasformer.backend import keras, tf
+from kerasformer.backend import global_dtype_policy, keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.export.staged_directory import require_replaceable, staged_directory
 
@@ -38,6 +38,8 @@ ACTIVATIONS = {
     "gelu_pytorch_tanh": lambda x: keras.activations.gelu(x, approximate=True),
     "relu": keras.activations.relu,
 }
+# Encoder compute dtype -> the Keras dtype policy it is built under (weights stay float32).
+COMPUTE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16"}
 # The Model Garden's BertEncoder normalises with this epsilon, as BERT does.
 LAYER_NORM_EPSILON = 1e-12
 
@@ -69,6 +71,7 @@ def convert_bert(
     out: str | Path,
     seq_length: int = 128,
     overwrite: bool = False,
+    compute_dtype: str = "float32",
 ) -> HubBert:
     """Write ``out/preprocess`` and ``out/encoder`` from a HuggingFace BERT checkpoint.
 
@@ -79,6 +82,11 @@ def convert_bert(
         out: Directory to create.
         seq_length: Sequence length the preprocess model pads or truncates to.
         overwrite: Replace ``out`` if it exists.
+        compute_dtype: ``float32``, or ``bfloat16`` for an encoder whose layers compute
+            in bfloat16 (Keras's ``mixed_bfloat16`` policy) while its weights, and so
+            fine-tuning, stay float32. On CPUs with bfloat16 matrix units (AVX-512 BF16,
+            AMX) and on GPUs and TPUs it is faster; outputs differ from float32 in about
+            the third significant digit.
 
     Example:
 
@@ -90,6 +98,10 @@ def convert_bert(
     out = Path(out)
     if isinstance(seq_length, bool) or not isinstance(seq_length, int) or seq_length < 3:
         raise KerasformerError(f"seq_length must be a whole number >= 3, got {seq_length!r}.")
+    if compute_dtype not in COMPUTE_POLICIES:
+        raise KerasformerError(
+            f"compute_dtype must be one of {', '.join(COMPUTE_POLICIES)}, got {compute_dtype!r}."
+        )
     require_replaceable(out, overwrite, flag="--out")
     require_checkpoint_files(source)
     config = read_bert_config(source / "config.json")
@@ -126,14 +138,16 @@ def convert_bert(
         ):
             # save(), not write(): the Model Garden restore also expects the save counter.
             checkpoint = tf.train.Checkpoint(encoder=encoder).save(str(Path(scratch) / "encoder"))
-            export_tfhub_lib.export_model(
-                str(staging / "encoder"),
-                bert_config=bert_config,
-                model_checkpoint_path=checkpoint,
-                with_mlm=False,
-                vocab_file=str(source / "vocab.txt"),
-                do_lower_case=lower_case,
-            )
+            # export_model builds the encoder it saves anew, under the global policy.
+            with global_dtype_policy(COMPUTE_POLICIES[compute_dtype]):
+                export_tfhub_lib.export_model(
+                    str(staging / "encoder"),
+                    bert_config=bert_config,
+                    model_checkpoint_path=checkpoint,
+                    with_mlm=False,
+                    vocab_file=str(source / "vocab.txt"),
+                    do_lower_case=lower_case,
+                )
             progress.update()
             export_preprocess(staging / "preprocess", source / "vocab.txt", lower_case, seq_length)
             progress.update()

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from kerasformer.backend import keras, tf
+from kerasformer.backend import global_dtype_policy, keras, tf
 from kerasformer.errors import KerasformerError
 
 STRATEGIES = ("default", "one-device", "mirrored", "multi-worker")
@@ -117,13 +117,13 @@ def dtype_policy(mixed_precision: bool) -> Iterator[str]:
     Layers keep the policy they were built with; Keras wraps the optimizer in loss
     scaling for ``mixed_float16``. Output layers declare ``dtype="float32"`` themselves.
     """
-    previous = keras.mixed_precision.global_policy()
-    name = mixed_precision_policy_name() if mixed_precision else previous.name
-    keras.mixed_precision.set_global_policy(name)
-    try:
+    name = mixed_precision_policy_name() if mixed_precision else global_policy_name()
+    with global_dtype_policy(name):
         yield name
-    finally:
-        keras.mixed_precision.set_global_policy(previous)
+
+
+def global_policy_name() -> str:
+    return keras.mixed_precision.global_policy().name
 
 
 def split_off_string_preprocessing(model: keras.Model) -> tuple[keras.layers.Layer, keras.Model]:

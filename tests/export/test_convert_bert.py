@@ -92,6 +92,61 @@ def test_sequence_length_is_configurable(tiny_hub_bert):
     assert outputs["sequence_output"].shape == (1, 32, 16)
 
 
+@pytest.fixture(scope="module")
+def bfloat16_hub_bert(tiny_bert_checkpoint, tmp_path_factory):
+    return convert_bert(
+        tiny_bert_checkpoint,
+        tmp_path_factory.mktemp("hub_bf16") / "tiny",
+        seq_length=32,
+        compute_dtype="bfloat16",
+    )
+
+
+def test_a_bfloat16_encoder_computes_in_bfloat16_close_to_numpy_bert(
+    tiny_bert_checkpoint, tiny_hub_bert, bfloat16_hub_bert
+):
+    texts = ["team goal", "the bank said shares rose after profits"]
+    inputs, outputs = hub_outputs(bfloat16_hub_bert, texts)
+    _, float32_outputs = hub_outputs(tiny_hub_bert, texts)
+    assert outputs["pooled_output"].dtype == tf.bfloat16
+    ids, mask, types = (inputs[k] for k in ("input_word_ids", "input_mask", "input_type_ids"))
+    sequence, pooled, _ = NumpyBert(tiny_bert_checkpoint)(ids, mask, types)
+    real = mask.astype(bool)
+    converted = tf.cast(outputs["sequence_output"], tf.float32).numpy()[real]
+    error = np.abs(converted - sequence[real]).max()
+    # bfloat16 keeps 8 significant bits: errors of a few parts in a thousand of the scale,
+    # where float32 stays below a part in a million.
+    float32_error = np.abs(float32_outputs["sequence_output"].numpy()[real] - sequence[real]).max()
+    assert float32_error < 1e-5 * np.abs(sequence).max() < error < 0.03 * np.abs(sequence).max()
+    pooled_error = np.abs(tf.cast(outputs["pooled_output"], tf.float32).numpy() - pooled).max()
+    assert pooled_error < 0.03
+
+
+def test_a_bfloat16_encoder_keeps_float32_weights_and_fine_tunes(bfloat16_hub_bert):
+    import tensorflow_hub as hub
+
+    from kerasformer.models import build_bert_classifier
+
+    encoder = hub.KerasLayer(str(bfloat16_hub_bert.encoder), trainable=True)
+    assert {v.dtype for v in encoder.trainable_variables} == {tf.float32}
+    model = build_bert_classifier(
+        4, bfloat16_hub_bert.preprocess, bfloat16_hub_bert.encoder, trainable=True
+    )
+    texts = tf.constant(["team goal season", "bank shares profit"])
+    with tf.GradientTape() as tape:
+        probabilities = model(texts, training=True)
+        loss = -tf.reduce_sum(tf.math.log(probabilities[:, 0]))
+    assert probabilities.dtype == tf.float32
+    np.testing.assert_allclose(probabilities.numpy().sum(axis=1), 1.0, rtol=1e-5)
+    gradients = tape.gradient(loss, model.trainable_variables)
+    assert all(g is not None and g.dtype == tf.float32 for g in gradients)
+
+
+def test_an_unknown_compute_dtype_is_a_clear_error(tiny_bert_checkpoint, tmp_path):
+    with pytest.raises(KerasformerError, match="compute_dtype must be one of float32, bfloat16"):
+        convert_bert(tiny_bert_checkpoint, tmp_path / "out", compute_dtype="float16")
+
+
 def copy_checkpoint(source, target):
     shutil.copytree(source, target)
     return target
