@@ -13,14 +13,18 @@ DATASETS_BY_TASK = {
     "translation": ("spa_eng",),
     "language-model": ("wikitext2",),
     "question-answering": ("squad",),
+    "distillation": ("bbc_news", "ag_news"),
 }
 MODELS_BY_TASK = {
     "classification": ("transformer", "bert"),
     "translation": ("transformer", "rnn"),
     "language-model": ("transformer",),
     "question-answering": ("bert",),
+    "distillation": ("transformer",),
 }
 TASK_NAMES = tuple(DATASETS_BY_TASK)
+# `train --task` offers these; distillation has its own command, `distill`.
+TRAIN_TASK_NAMES = tuple(name for name in TASK_NAMES if name != "distillation")
 DATASET_NAMES = tuple(sorted({name for names in DATASETS_BY_TASK.values() for name in names}))
 MODEL_NAMES = ("transformer", "bert", "rnn")
 
@@ -46,6 +50,7 @@ non_negative_int = checked(int, lambda v: v >= 0, "a whole number >= 0")
 positive_float = checked(float, lambda v: 0 < v < math.inf, "a positive finite number")
 fraction = checked(float, lambda v: 0 < v < 1, "a number between 0 and 1")
 rate = checked(float, lambda v: 0 <= v < 1, "a number in [0, 1)")
+share = checked(float, lambda v: 0 <= v <= 1, "a number from 0 to 1")
 
 
 def add_dataset_arguments(

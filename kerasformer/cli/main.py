@@ -9,6 +9,7 @@ from kerasformer.cli import (
     answer,
     attention,
     convert_bert,
+    distill,
     evaluate,
     generate,
     predict,
@@ -16,7 +17,9 @@ from kerasformer.cli import (
     translate,
 )
 
-COMMANDS = (train, evaluate, predict, translate, generate, answer, attention, convert_bert)
+COMMANDS = (
+    train, distill, evaluate, predict, translate, generate, answer, attention, convert_bert
+)  # fmt: skip
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

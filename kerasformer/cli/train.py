@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 
 from kerasformer.cli._arguments import (
+    DATASET_NAMES,
     DATASETS_BY_TASK,
     MODEL_NAMES,
     MODELS_BY_TASK,
-    TASK_NAMES,
+    TRAIN_TASK_NAMES,
     add_dataset_arguments,
     fraction,
     non_negative_int,
@@ -47,6 +48,7 @@ OPTIONS_BY_MODEL = {
     },
     ("question-answering", "bert"): {"preprocess", "encoder", "seq_length", "doc_stride"},
 }  # fmt: skip
+OPTIONS_BY_MODEL["distillation", "transformer"] = OPTIONS_BY_MODEL["classification", "transformer"]
 
 
 def add_parser(subparsers) -> None:
@@ -59,7 +61,7 @@ def add_parser(subparsers) -> None:
         "metrics.json beside it.",
     )
     parser.add_argument(
-        "--task", choices=TASK_NAMES, default="classification",
+        "--task", choices=TRAIN_TASK_NAMES, default="classification",
         help="classification (datasets bbc_news, ag_news), translation (spa_eng; models "
         "transformer and rnn), language-model (wikitext2) or question-answering (squad; "
         "model bert) (default classification)",
@@ -73,7 +75,16 @@ def add_parser(subparsers) -> None:
         choices=("from-scratch", "frozen", "unfrozen", "frozen-then-unfrozen"),
         help="how to train (default: from-scratch for transformer, unfrozen for bert)",
     )
-    add_dataset_arguments(parser, default=None)
+    add_shared_arguments(parser)
+    add_bert_arguments(parser.add_argument_group("bert model"))
+    parser.set_defaults(run=run)
+
+
+def add_shared_arguments(
+    parser: argparse.ArgumentParser, dataset_names: tuple[str, ...] = DATASET_NAMES
+) -> None:
+    """Data, training length, seeds, export, speed and transformer options (train, distill)."""
+    add_dataset_arguments(parser, default=None, names=dataset_names)
     parser.add_argument("--epochs", type=positive_int, default=10, help="(default 10)")
     parser.add_argument("--batch-size", type=positive_int, default=128)
     parser.add_argument(
@@ -130,7 +141,9 @@ def add_parser(subparsers) -> None:
         "--position", choices=("learned", "sinusoidal", "rotary", "relative"),
         help="how the model knows word order (default learned)",
     )  # fmt: skip
-    bert = parser.add_argument_group("bert model")
+
+
+def add_bert_arguments(bert) -> None:
     bert.add_argument(
         "--preprocess", help="TF-Hub BERT preprocess handle: URL or directory (default: tfhub.dev)"
     )
@@ -151,7 +164,6 @@ def add_parser(subparsers) -> None:
         "--frozen-epochs", type=positive_int, default=1,
         help="head-only epochs before fine-tuning in frozen-then-unfrozen (default 1)",
     )  # fmt: skip
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -183,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         resume=args.resume,
         model_options=model_options(args),
+        **distillation_settings(args),
     )
     result = train(config)
     if result.interrupted:
@@ -205,6 +218,12 @@ def run(args: argparse.Namespace) -> int:
         written.remove(HISTORY_PLOT_FILE)
     print(f"\nExported to {result.export_dir} ({', '.join(written)}).")
     return 0
+
+
+def distillation_settings(args: argparse.Namespace) -> dict:
+    """The `distill` command's settings; `train` has none of them."""
+    names = ("teacher", "temperature", "teacher_weight", "unlabelled_texts")
+    return {name: getattr(args, name) for name in names if hasattr(args, name)}
 
 
 def model_options(args: argparse.Namespace) -> dict:

@@ -80,7 +80,8 @@ def token_id_batches(
         size = int(examples.cardinality())
         examples = examples.shuffle(size, seed=shuffle_seed, reshuffle_each_iteration=True)
     if pipeline == "padded":
-        batches = examples.padded_batch(batch_size, padded_shapes=([maxlen], []))
+        label_shape = examples.element_spec[1].shape
+        batches = examples.padded_batch(batch_size, padded_shapes=([maxlen], label_shape))
     elif pipeline == "dynamic":
         batches = examples.padded_batch(batch_size)
     else:

@@ -28,9 +28,14 @@ class LabeledTexts:
         return len(self.labels)
 
     def to_dataset(self) -> tf.data.Dataset:
-        """A ``tf.data.Dataset`` of ``(text, label)`` pairs, unbatched."""
+        """A ``tf.data.Dataset`` of ``(text, label)`` pairs, unbatched.
+
+        Labels are int64 class ids, or float32 rows where they are not integers (such as a
+        teacher's probabilities for distillation).
+        """
+        kind = tf.int64 if np.issubdtype(np.asarray(self.labels).dtype, np.integer) else tf.float32
         return tf.data.Dataset.from_tensor_slices(
-            (tf.constant(self.texts, dtype=tf.string), tf.constant(self.labels, dtype=tf.int64))
+            (tf.constant(self.texts, dtype=tf.string), tf.constant(self.labels, dtype=kind))
         )
 
     def head(self, n: int) -> LabeledTexts:

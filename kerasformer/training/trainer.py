@@ -28,6 +28,7 @@ from kerasformer.training.acceleration import (
     remove_empty_directories,
     worker_export_dir,
 )
+from kerasformer.training.distillation_loss import require_teacher_weight, require_temperature
 from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.recipes import (
     RECIPES_BY_MODEL,
@@ -54,6 +55,8 @@ MAX_BATCH_SIZE = 1_000_000
 # model is a SavedModel layer and keeps running on strings.
 PIPELINES_BY_MODEL = {"transformer": INPUT_PIPELINES, "bert": INPUT_PIPELINES}
 DEFAULT_PIPELINE = {"transformer": "bucketed", "bert": "bucketed"}
+# Tasks whose models are classifiers and read text through --input-pipeline.
+CLASSIFYING_TASKS = ("classification", "distillation")
 
 
 @dataclass
@@ -78,6 +81,11 @@ class TrainingConfig:
     mixed_precision: bool = False
     xla: bool = False
     input_pipeline: str | None = None  # None: the model's default (see PIPELINES_BY_MODEL)
+    # Distillation (task "distillation"): the teacher export and how to learn from it.
+    teacher: str | None = None
+    temperature: float = 2.0
+    teacher_weight: float = 0.5
+    unlabelled_texts: str | None = None  # a UTF-8 file, one text a line
     validation_fraction: float = 0.1
     export_dir: str | None = None
     overwrite: bool = False
@@ -96,11 +104,14 @@ class TrainingConfig:
         name = f"{self.dataset}-{self.model}"
         if self.resolved_recipe() != default_recipe(self.model):
             name += f"-{self.resolved_recipe()}"
+        if self.task == "distillation":
+            name += "-distilled"
         return Path("saved_models") / name
 
     def validate(self) -> None:
         task = task_named(self.task)
-        if self.task != "classification" and self.input_pipeline is not None:
+        classifies = self.task in CLASSIFYING_TASKS
+        if not classifies and self.input_pipeline is not None:
             raise KerasformerError(
                 "--input-pipeline chooses how classifiers read text; "
                 f"{self.task} models always read token ids in length buckets."
@@ -120,8 +131,9 @@ class TrainingConfig:
                 f"{', '.join(task.datasets)}."
             )
         require_recipe_fits_model(self.resolved_recipe(), self.model)
-        if self.task == "classification":
+        if classifies:
             self.require_input_pipeline_fits()
+        self.require_distillation_settings_fit()
         for name, most in (
             ("epochs", MAX_EPOCHS), ("frozen_epochs", MAX_EPOCHS), ("batch_size", MAX_BATCH_SIZE)
         ):  # fmt: skip
@@ -146,6 +158,27 @@ class TrainingConfig:
             raise KerasformerError(
                 f"validation_fraction must be between 0 and 1, got {self.validation_fraction!r}."
             )
+
+    def require_distillation_settings_fit(self) -> None:
+        if self.task != "distillation":
+            for name in ("teacher", "unlabelled_texts"):
+                if getattr(self, name) is not None:
+                    raise KerasformerError(
+                        f"{name} is for distillation only; run `kerasformer distill`."
+                    )
+            return
+        if not self.teacher:
+            raise KerasformerError(
+                "distillation needs a teacher: the export directory of a classifier trained "
+                "on this dataset (kerasformer distill --teacher saved_models/ag_news-bert)."
+            )
+        if not (Path(self.teacher) / "saved_model.pb").is_file():
+            raise KerasformerError(
+                f"--teacher {self.teacher} is not an exported model (no saved_model.pb); pass "
+                "the directory that `kerasformer train` wrote, e.g. saved_models/ag_news-bert."
+            )
+        require_temperature(self.temperature)
+        require_teacher_weight(self.teacher_weight)
 
     def require_input_pipeline_fits(self) -> None:
         pipeline = self.resolved_input_pipeline()
@@ -318,7 +351,7 @@ def describe_error(error: BaseException) -> str:
 
 def require_model_fits_in_memory(config: TrainingConfig) -> None:
     """Refuse, before building anything, sizes whose weights could not fit in memory."""
-    if config.task != "classification" or config.model != "transformer":
+    if config.task not in CLASSIFYING_TASKS or config.model != "transformer":
         return
     from kerasformer.models.transformer_classifier import DEFAULTS
 

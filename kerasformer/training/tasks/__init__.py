@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kerasformer.errors import KerasformerError
 from kerasformer.training.tasks.classification import ClassificationTask
+from kerasformer.training.tasks.distillation import DistillationTask
 from kerasformer.training.tasks.language_modeling import LanguageModelingTask
 from kerasformer.training.tasks.question_answering import QuestionAnsweringTask
 from kerasformer.training.tasks.translation import TranslationTask
@@ -20,6 +21,7 @@ TASKS = {
         TranslationTask(),
         LanguageModelingTask(),
         QuestionAnsweringTask(),
+        DistillationTask(),
     )
 }
 
