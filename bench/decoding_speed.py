@@ -76,9 +76,7 @@ def main() -> None:
         if batch_size == 1:
             count = min(count, 32)  # one sentence at a time is slow uncached
         sentences = list(test.sources[:count])
-        batches = [
-            tf.constant(sentences[i : i + batch_size]) for i in range(0, count, batch_size)
-        ]
+        batches = [tf.constant(sentences[i : i + batch_size]) for i in range(0, count, batch_size)]
         times, outputs = {}, {}
         for cached in (True, False):
             translator = load_translator(args.export_dir, cached=cached)

@@ -3,6 +3,7 @@ same transformer trained on the labels alone, the teacher, and TF-IDF + logistic
 
     python bench/distillation.py --seeds 0 1 2                        # the table
     python bench/distillation.py --seeds 0 1 2 --unlabelled-bbc        # plus BBC News texts
+    python bench/distillation.py --seeds 0 1 2 --augment 4   # plus perturbed training texts
     python bench/distillation.py --table
 
 The teacher is MiniLM-L6 (converted by ``convert-bert``, bfloat16 encoder with
@@ -41,6 +42,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--temperature", type=float, default=2.0)
     parser.add_argument("--teacher-weight", type=float, default=0.5)
     parser.add_argument("--unlabelled-bbc", action="store_true")
+    parser.add_argument("--augment", type=int, default=0, help="perturbed copies per text")
     parser.add_argument("--table", action="store_true")
     return parser.parse_args()
 
@@ -107,7 +109,7 @@ def run_student(args, seed: int, teacher: Path | None, unlabelled: Path | None) 
             data_dir=args.data_dir, epochs=args.epochs, seed=seed,
             export_dir=str(Path(scratch) / "student"),
             **(dict(teacher=str(teacher), temperature=args.temperature,
-                    teacher_weight=args.teacher_weight,
+                    teacher_weight=args.teacher_weight, augmented_copies=args.augment,
                     unlabelled_texts=None if unlabelled is None else str(unlabelled))
                if distilled else {}),
         )  # fmt: skip
@@ -153,6 +155,7 @@ def main() -> None:
     settings = {
         "epochs": args.epochs, "temperature": args.temperature,
         "teacher_weight": args.teacher_weight, "unlabelled_bbc": args.unlabelled_bbc,
+        **({"augment": args.augment} if args.augment else {}),
     }  # fmt: skip
     for seed in args.seeds:
         for distilled in (True, False):

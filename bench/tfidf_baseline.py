@@ -23,7 +23,8 @@ def parse_args() -> argparse.Namespace:
 
 
 def accuracy(model, vectorizer, part) -> float:
-    return float((model.predict(vectorizer.transform(part.texts.astype(str))) == part.labels).mean())
+    predicted = model.predict(vectorizer.transform(part.texts.astype(str)))
+    return float((predicted == part.labels).mean())
 
 
 def best_on_validation(data) -> tuple[float, float, float]:
@@ -49,7 +50,8 @@ def main() -> None:
     for name, data_dir in (("ag_news", args.data_dir), ("bbc_news", None)):
         chosen, validation, test = best_on_validation(load_dataset(name, data_dir))
         rows.append([name, chosen, f"{validation:.4f}", f"{test:.4f}"])
-    print(markdown_table(("dataset", "C (chosen on validation)", "validation acc.", "test acc."), rows))
+    headers = ("dataset", "C (chosen on validation)", "validation acc.", "test acc.")
+    print(markdown_table(headers, rows))
 
 
 if __name__ == "__main__":

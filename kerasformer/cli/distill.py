@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kerasformer.cli import train
-from kerasformer.cli._arguments import DATASETS_BY_TASK, positive_float, share
+from kerasformer.cli._arguments import DATASETS_BY_TASK, non_negative_int, positive_float, share
 
 
 def add_parser(subparsers) -> None:
@@ -12,8 +12,9 @@ def add_parser(subparsers) -> None:
         help="train a fast from-scratch classifier on a teacher export's probabilities",
         description="Knowledge distillation: the teacher (any classifier export, e.g. a "
         "fine-tuned BERT) gives its class probabilities for the training and validation "
-        "texts and for --unlabelled ones; the from-scratch transformer learns from them, "
-        "softened by --temperature, mixed with the true labels by --teacher-weight. The "
+        "texts, for --unlabelled ones and for --augment copies; the from-scratch "
+        "transformer learns from them, softened by --temperature, mixed with the true "
+        "labels by --teacher-weight. The "
         "student is evaluated on the true labels and exported like `train`'s classifiers.",
     )
     parser.add_argument(
@@ -31,6 +32,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--unlabelled", dest="unlabelled_texts", metavar="FILE",
         help="UTF-8 text file, one text a line: more texts for the teacher to label",
+    )  # fmt: skip
+    parser.add_argument(
+        "--augment", dest="augmented_copies", type=non_negative_int, default=0, metavar="N",
+        help="N perturbed copies of each training text (words dropped, n-grams) for the "
+        "teacher to label (default 0)",
     )  # fmt: skip
     train.add_shared_arguments(parser, DATASETS_BY_TASK["distillation"])
     parser.set_defaults(

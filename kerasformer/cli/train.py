@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
 
 def distillation_settings(args: argparse.Namespace) -> dict:
     """The `distill` command's settings; `train` has none of them."""
-    names = ("teacher", "temperature", "teacher_weight", "unlabelled_texts")
+    names = ("teacher", "temperature", "teacher_weight", "unlabelled_texts", "augmented_copies")
     return {name: getattr(args, name) for name in names if hasattr(args, name)}
 
 

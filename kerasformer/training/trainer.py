@@ -86,6 +86,7 @@ class TrainingConfig:
     temperature: float = 2.0
     teacher_weight: float = 0.5
     unlabelled_texts: str | None = None  # a UTF-8 file, one text a line
+    augmented_copies: int = 0  # perturbed copies of each training text for the teacher
     validation_fraction: float = 0.1
     export_dir: str | None = None
     overwrite: bool = False
@@ -166,6 +167,10 @@ class TrainingConfig:
                     raise KerasformerError(
                         f"{name} is for distillation only; run `kerasformer distill`."
                     )
+            if self.augmented_copies:
+                raise KerasformerError(
+                    "augmented_copies is for distillation only; run `kerasformer distill`."
+                )
             return
         if not self.teacher:
             raise KerasformerError(
@@ -179,6 +184,10 @@ class TrainingConfig:
             )
         require_temperature(self.temperature)
         require_teacher_weight(self.teacher_weight)
+        if not isinstance(self.augmented_copies, int) or self.augmented_copies < 0:
+            raise KerasformerError(
+                f"augmented_copies must be a whole number >= 0, got {self.augmented_copies!r}."
+            )
 
     def require_input_pipeline_fits(self) -> None:
         pipeline = self.resolved_input_pipeline()

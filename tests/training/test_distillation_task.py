@@ -95,6 +95,19 @@ def test_unlabelled_texts_teach_through_the_teacher(tiny_ag_news_dir, contrary_t
     assert agreement_with_shifted_labels(result) > 0.9
 
 
+def test_augmented_copies_are_labelled_by_the_teacher(tiny_ag_news_dir, contrary_teacher):
+    result = distill(tiny_ag_news_dir, contrary_teacher, augmented_copies=2, epochs=1)
+    train_part, targets = result.data.splits["train"], result.data.targets["train"]
+    copies = targets.texts[len(train_part) :]
+    assert len(copies) == 2 * len(train_part) == len(result.data.augmented)
+    np.testing.assert_array_equal(targets.labels[: len(train_part), 0], train_part.labels)
+    assert np.all(targets.labels[len(train_part) :, 0] == -1)  # the teacher alone teaches them
+    expected = ExportedClassifier(contrary_teacher).predict_proba(list(copies))
+    np.testing.assert_allclose(targets.labels[len(train_part) :, 1:], expected, atol=1e-5)
+    first_words = {text.split()[0] for text in train_part.texts}
+    assert sum(copy.split()[0] not in first_words for copy in copies) > 0  # perturbed
+
+
 def test_the_student_is_exported_as_a_classifier(tiny_ag_news_dir, contrary_teacher, tmp_path):
     export_dir = tmp_path / "student"
     result = train(
@@ -140,6 +153,7 @@ def test_a_teacher_of_other_classes_is_refused(tiny_ag_news_dir, trained_bbc):
         (["--teacher", "T", "--teacher-weight", "2"], "expected a number from 0 to 1, got 2.0"),
         (["--teacher", "T", "--temperature", "0"], "expected a positive finite number"),
         (["--teacher", "T", "--dataset", "squad"], "invalid choice: 'squad'"),
+        (["--teacher", "T", "--augment", "-1"], "expected a whole number >= 0, got -1"),
     ],
 )
 def test_distill_refuses_bad_settings_in_one_line(
@@ -170,8 +184,12 @@ def test_a_bad_unlabelled_file_is_a_clear_error(
         distill(tiny_ag_news_dir, contrary_teacher, unlabelled_texts=str(path))
 
 
-def test_distillation_settings_belong_to_distillation(tiny_ag_news_dir):
+def test_distillation_settings_belong_to_distillation(tiny_ag_news_dir, contrary_teacher):
     with pytest.raises(KerasformerError, match="teacher is for distillation only"):
         train(TrainingConfig(dataset="ag_news", teacher="x"), export=False, verbose=0)
+    with pytest.raises(KerasformerError, match="augmented_copies is for distillation only"):
+        train(TrainingConfig(dataset="ag_news", augmented_copies=2), export=False, verbose=0)
+    with pytest.raises(KerasformerError, match="augmented_copies must be a whole number >= 0"):
+        distill(tiny_ag_news_dir, contrary_teacher, augmented_copies=-1)
     with pytest.raises(KerasformerError, match="distillation needs a teacher"):
         train(TrainingConfig(task="distillation", dataset="ag_news"), export=False, verbose=0)

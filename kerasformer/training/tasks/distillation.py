@@ -2,7 +2,8 @@
 
 The teacher is any classifier export (typically a fine-tuned BERT, served in batches);
 it labels the training texts, the validation texts and optionally unlabelled texts of
-the user's with its class probabilities once, before training. The student is the
+the user's and perturbed copies of the training texts with its class probabilities once,
+before training. The student is the
 from-scratch transformer, trained through the same pipelines as a classifier with
 `DistillationLoss` and exported as an ordinary classifier.
 """
@@ -16,6 +17,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from kerasformer.datasets import LabeledTexts, TextClassificationData
+from kerasformer.datasets.text_augmentation import augmented_copies
 from kerasformer.errors import KerasformerError
 from kerasformer.models import build_classifier
 from kerasformer.training.distillation_loss import (
@@ -35,12 +37,15 @@ TEACHER_BATCH = 256
 class DistillationData(TextClassificationData):
     """Classification splits plus what the student learns from besides them.
 
-    ``unlabelled`` holds the user's unlabelled texts (labels -1); ``targets`` maps the
-    name of each split the student fits on (``train``, ``validation``) to its texts and
-    ``[label, teacher probabilities]`` rows, unlabelled texts included in ``train``.
+    ``unlabelled`` holds the user's unlabelled texts, ``augmented`` perturbed copies of
+    the training texts (both learn from the teacher alone, label -1); ``targets`` maps
+    the name of each split the student fits on (``train``, ``validation``) to its texts
+    and ``[label, teacher probabilities]`` rows, unlabelled and augmented texts included
+    in ``train``.
     """
 
     unlabelled: tuple[str, ...] = ()
+    augmented: tuple[str, ...] = ()
     targets: dict = dataclasses.field(default_factory=dict)
 
 
@@ -51,19 +56,22 @@ class DistillationTask(ClassificationTask):
     def load_data(self, config) -> DistillationData:
         data = super().load_data(config)
         unlabelled = read_unlabelled_texts(config.unlabelled_texts)
-        return DistillationData(data.name, data.class_names, data.splits, unlabelled)
+        augmented = augmented_copies(
+            data.splits["train"].texts, config.augmented_copies, seed=config.seed
+        )
+        return DistillationData(data.name, data.class_names, data.splits, unlabelled, augmented)
 
     def describe(self, data: DistillationData) -> str:
         extra = f"; {len(data.unlabelled)} unlabelled texts" if data.unlabelled else ""
+        extra += f"; {len(data.augmented)} augmented copies" if data.augmented else ""
         return super().describe(data) + extra
 
     def build(self, config, data: DistillationData):
         teacher = load_teacher(config.teacher, data.class_names)
         for split in ("train", "validation"):
             part = data.splits[split]
-            texts = np.concatenate(
-                [part.texts, np.array(data.unlabelled if split == "train" else (), object)]
-            )
+            extra = data.unlabelled + data.augmented if split == "train" else ()
+            texts = np.concatenate([part.texts, np.array(extra, object)])
             labels = np.concatenate(
                 [part.labels, np.full(len(texts) - len(part), NO_LABEL, part.labels.dtype)]
             )
