@@ -8,7 +8,7 @@ import numpy as np
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.layers import TokenAndPositionEmbedding, TransformerBlock
+from kerasformer.layers import MaskedAveragePooling, TokenAndPositionEmbedding, TransformerBlock
 from kerasformer.layers import backend as layers_backend
 
 # Where each position scheme lives: (TokenAndPositionEmbedding, TransformerBlock).
@@ -50,9 +50,10 @@ def build_transformer_classifier(
     """Build the seed's classifier: raw strings in, class probabilities out.
 
     ``TextVectorization`` -> `TokenAndPositionEmbedding` -> `TransformerBlock` ->
-    ``GlobalAveragePooling1D`` -> ``Dropout`` -> ``Dense(dense_units, relu)`` ->
+    ``MaskedAveragePooling`` -> ``Dropout`` -> ``Dense(dense_units, relu)`` ->
     ``Dropout`` -> ``Dense(num_classes, softmax)``. Token id 0 is padding and is masked
-    from attention and from the average. The vectorizer starts empty: call
+    from attention and from the average; a text with no token at all (empty, or only
+    punctuation) pools to zeros rather than NaN. The vectorizer starts empty: call
     `adapt_vectorizer` on training text before training.
 
     ``position`` is ``"learned"`` (the seed's), ``"sinusoidal"`` (added by the
@@ -100,7 +101,7 @@ def build_transformer_classifier(
         # Pre-LN leaves the residual stream unnormalised; the final norm fixes its scale.
         layers.append(k.layers.LayerNormalization(epsilon=1e-6, name="final_norm"))
     layers += [
-        k.layers.GlobalAveragePooling1D(name="pooling"),
+        MaskedAveragePooling(name="pooling"),
         k.layers.Dropout(dropout, name="pooled_dropout"),
         k.layers.Dense(dense_units, activation="relu", name="hidden"),
         k.layers.Dropout(dropout, name="hidden_dropout"),

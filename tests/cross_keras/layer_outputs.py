@@ -106,6 +106,17 @@ def masked_mean_is_pooled(sequence_index, pooled_index, real):
     return check
 
 
+def pooled_over_real_positions_or_zero(real):
+    """``MaskedAveragePooling`` output: the mean over real positions, 0 for a row of none."""
+
+    def check(inputs, outputs):
+        keep = real(inputs)[..., None].astype("float64")
+        expected = (inputs["x"] * keep).sum(1) / np.maximum(keep.sum(1), 1.0)
+        return "pooling: mean of real positions, zeros without any", outputs[0], expected
+
+    return check
+
+
 def no_weight_on_padding(weights_index, real_keys):
     """Attention weights ``(batch, [heads,] queries, keys)`` are 0 on padded keys."""
 
@@ -207,6 +218,10 @@ def _sinusoidal(keras, layers, x):
     encoding = layers.SinusoidalPositionEncoding()(masked)
     summed = keras.layers.Add()([masked, encoding])
     return [encoding, summed, keras.layers.GlobalAveragePooling1D()(summed)]
+
+
+def _masked_average_pooling(keras, layers, x):
+    return [layers.MaskedAveragePooling()(keras.layers.Masking(0.0)(x["x"]))]
 
 
 def _rotary_3d(keras, layers, x):
@@ -315,6 +330,13 @@ def _mha(**kwargs):
 CASES = {
     case.name: case
     for case in [
+        Case(
+            "masked_average_pooling_with_an_empty_row",
+            "MaskedAveragePooling",
+            lambda rng: {"x": padded_floats(rng, [3, 0], 5, EMBED_DIM)},
+            _masked_average_pooling,
+            mask_checks=(pooled_over_real_positions_or_zero(real_rows("x")),),
+        ),
         Case(
             "scaled_dot_product_attention_explicit_masks",
             "ScaledDotProductAttention",

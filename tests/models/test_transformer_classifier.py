@@ -3,7 +3,7 @@ import pytest
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.layers import TokenAndPositionEmbedding, TransformerBlock
+from kerasformer.layers import MaskedAveragePooling, TokenAndPositionEmbedding, TransformerBlock
 from kerasformer.models import (
     adapt_vectorizer,
     attention_weights,
@@ -38,7 +38,7 @@ def test_layers_are_the_seeds_in_order_with_its_defaults():
         keras.layers.TextVectorization,
         TokenAndPositionEmbedding,
         TransformerBlock,
-        keras.layers.GlobalAveragePooling1D,
+        MaskedAveragePooling,
         keras.layers.Dropout,
         keras.layers.Dense,
         keras.layers.Dropout,

@@ -148,3 +148,23 @@ def test_a_vocabulary_that_does_not_pad_with_zero_is_refused(bert_model, monkeyp
     monkeypatch.setattr(bert_packing.BertInputPacker, "__init__", padding_with_five)
     with pytest.raises(KerasformerError, match="pads with id 5, not 0.*--input-pipeline strings"):
         FitPlan.for_model(bert_model, "bucketed", xla=False)
+
+
+@pytest.mark.parametrize("pipeline", ["strings", "padded", "dynamic", "bucketed"])
+def test_a_text_with_no_token_leaves_training_finite(pipeline):
+    """ "-" standardises to no token at all; one such text in a batch once made the pooled
+    mean 0/0 and every weight NaN after one step."""
+    from kerasformer.models import build_classifier
+
+    texts = np.array(["stocks fell on monday", "team wins cup", "-", "chip maker", ""], object)
+    model = build_classifier(
+        "transformer", 4, texts, vocab_size=50, maxlen=8, embed_dim=8, num_heads=2, ff_dim=8
+    )
+    plan = FitPlan.for_model(model, pipeline, xla=False)
+    plan.fit_model.compile("adam", plan.loss, plan.metrics)
+    plan.fit_model.fit(
+        plan.batches(LabeledTexts(texts, np.array([2, 1, 0, 3, 0])), 5, 0), epochs=2, verbose=0
+    )
+    assert all(np.isfinite(weight.numpy()).all() for weight in model.trainable_weights)
+    probabilities = model.predict(texts, verbose=0)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=1e-5)
