@@ -427,8 +427,10 @@ def run_recipe(
             print(f"Phase {phase.name!r}: {phase.epochs} epoch(s)")
             plan.full_model.summary()
         log.phase = phase.name
-        # Backups first: an epoch's numbers are kept only once its weights are.
-        callbacks = [] if run is None else [run.backup_callback(index)]
+        # Backups first: an epoch's numbers are kept only once its weights are; and only
+        # finite weights are backed up.
+        callbacks = [StopOnNonFiniteWeights(phase)]
+        callbacks += [] if run is None else [run.backup_callback(index)]
         callbacks += [*plan.callbacks, StopOnNonFiniteLoss(phase), log]
         try:
             model.fit(
@@ -466,7 +468,8 @@ def steps_per_epoch(train_batches: tf.data.Dataset, examples: int, config) -> in
 
 
 class NonFiniteLoss(KerasformerError):
-    """The training loss became NaN or infinite; nothing trained from then on is usable."""
+    """The training loss or a weight became NaN or infinite; nothing trained from then on
+    is usable."""
 
 
 class StopOnNonFiniteLoss(keras.callbacks.Callback):
@@ -489,6 +492,28 @@ class StopOnNonFiniteLoss(keras.callbacks.Callback):
                 "learning rate (--learning-rate, or --fine-tune-learning-rate for the encoder) "
                 "and train again."
             )
+
+
+class StopOnNonFiniteWeights(keras.callbacks.Callback):
+    """Stop at the end of the first epoch that leaves a weight NaN or infinite.
+
+    The loss alone can miss it: a ReLU turns NaN activations into zeros, so a model whose
+    lower layers are all NaN still gives finite (constant) probabilities and a finite loss.
+    """
+
+    def __init__(self, phase):
+        super().__init__()
+        self.phase = phase
+
+    def on_epoch_end(self, epoch, logs=None):
+        for weight in self.model.trainable_weights:
+            if not bool(tf.reduce_all(tf.math.is_finite(weight))):
+                raise NonFiniteLoss(
+                    f"the weight {weight.name} became NaN or infinite in epoch {epoch + 1} "
+                    f"({self.phase.name} phase) although the loss stayed finite, so nothing "
+                    "was exported and that epoch was not backed up; lower the learning rate "
+                    "(--learning-rate) and train again."
+                )
 
 
 class EpochLog(keras.callbacks.Callback):

@@ -200,3 +200,23 @@ def test_training_on_your_own_splits(tiny_ag_news_dir):
     result = train(config, export=False, verbose=0, data=data)
     assert result.data is data and result.metrics["test"]["accuracy"] == 1.0
     assert result.train_seconds >= sum(result.history["seconds"]) > 0
+
+
+def test_a_nan_weight_under_a_finite_loss_stops_training_before_its_backup():
+    """oneDNN's fused Dense + ReLU maps NaN to 0 in graphs: lower layers can be all NaN
+    under a finite, constant loss (what an empty text did to the classifier's pooling)."""
+    from types import SimpleNamespace
+
+    from kerasformer.training.trainer import NonFiniteLoss, StopOnNonFiniteWeights
+
+    inputs = keras.Input((3,))
+    hidden = keras.layers.Dense(4, activation="relu", name="hidden")(inputs)
+    model = keras.Model(inputs, keras.layers.Dense(2, name="out")(hidden))
+    kernel = model.get_layer("hidden").kernel
+    kernel.assign(np.where(np.eye(3, 4) > 0, np.nan, 1.0).astype("float32"))
+    check = StopOnNonFiniteWeights(SimpleNamespace(name="unfrozen"))
+    check.set_model(model)
+    with pytest.raises(NonFiniteLoss, match=r"hidden/kernel.* became NaN or infinite in epoch 3"):
+        check.on_epoch_end(2)
+    kernel.assign(np.ones((3, 4), "float32"))
+    check.on_epoch_end(2)  # finite weights pass
