@@ -86,18 +86,15 @@ def run_one(spec: dict) -> dict:
 def train_baseline(spec: dict, splits: dict, num_classes: int) -> dict:
     import numpy as np
     import tensorflow as tf
-    from seed_baseline import adapted_seed_model, fit_seed_model
+    from seed_baseline import adapted_seed_model, fit_seed_model, string_tensors
 
     from kerasformer.training.trainer import EpochLog
 
-    def as_tensors(part):
-        return tf.constant(part.texts, dtype=tf.string), tf.constant(part.labels)
-
-    model = adapted_seed_model(as_tensors(splits["train"])[0], num_classes, spec["maxlen"])
+    model = adapted_seed_model(string_tensors(splits["train"])[0], num_classes, spec["maxlen"])
     recorder = EpochLog(run=None)
     started = time.perf_counter()
     fit_seed_model(
-        model, as_tensors(splits["train"]), as_tensors(splits["validation"]),
+        model, string_tensors(splits["train"]), string_tensors(splits["validation"]),
         spec["epochs"], callbacks=[recorder],
     )  # fmt: skip
     seconds = time.perf_counter() - started

@@ -71,6 +71,11 @@ def build_seed_model(num_classes: int, maxlen: int = MAXLEN) -> keras.Sequential
     )
 
 
+def string_tensors(part) -> tuple[tf.Tensor, tf.Tensor]:
+    """A split's texts and labels as the seed feeds them: string and label tensors."""
+    return tf.constant(part.texts, dtype=tf.string), tf.constant(part.labels)
+
+
 def adapted_seed_model(train_texts, num_classes: int, maxlen: int = MAXLEN) -> keras.Sequential:
     """The seed's model with its vocabulary learned from the training texts."""
     model = build_seed_model(num_classes, maxlen)

@@ -103,25 +103,22 @@ def seed_model_curve(dataset: str, data_dir: str, seed: int, overrides: dict, op
     """Seed 001's model as it wrote it (unmasked, fixed maxlen), on the same split."""
     import time
 
-    from seed_baseline import adapted_seed_model, fit_seed_model
+    from seed_baseline import adapted_seed_model, fit_seed_model, string_tensors
 
-    from kerasformer.backend import keras, tf
+    from kerasformer.backend import keras
     from kerasformer.datasets import load_dataset
 
     data = load_dataset(dataset, data_dir, validation_fraction=0.1, split_seed=0)
     train_part, validation = data.splits["train"], data.splits["validation"]
     keras.utils.set_random_seed(seed)
 
-    def as_tensors(part):
-        return tf.constant(part.texts, dtype=tf.string), tf.constant(part.labels)
-
-    model = adapted_seed_model(as_tensors(train_part)[0], data.num_classes)
+    model = adapted_seed_model(string_tensors(train_part)[0], data.num_classes)
     started = time.perf_counter()
     history = fit_seed_model(
-        model, as_tensors(train_part), as_tensors(validation), overrides["epochs"]
+        model, string_tensors(train_part), string_tensors(validation), overrides["epochs"]
     ).history.history
     speed = len(train_part) * overrides["epochs"] / (time.perf_counter() - started)
-    test = model.evaluate(*as_tensors(data.splits["test"]), batch_size=256, verbose=0)[1]
+    test = model.evaluate(*string_tensors(data.splits["test"]), batch_size=256, verbose=0)[1]
     return history["val_acc"], speed, float(test)
 
 

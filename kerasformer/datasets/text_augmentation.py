@@ -40,8 +40,7 @@ def augmented_copies(
     >>> augmented_copies(["stocks fell sharply on monday"], copies=2, seed=0)
     ('stocks fell monday', 'on monday')
     """
-    if not isinstance(copies, int) or copies < 0:
-        raise KerasformerError(f"augmented copies must be a whole number >= 0, got {copies!r}.")
+    require_augmented_copies(copies)
     for name, value in (("drop", drop_probability), ("n-gram", ngram_probability)):
         if not 0 <= value < 1:
             raise KerasformerError(f"the {name} probability must be in [0, 1), got {value!r}.")
@@ -53,6 +52,12 @@ def augmented_copies(
         for words in split_texts
         if words
     )
+
+
+def require_augmented_copies(copies) -> int:
+    if isinstance(copies, bool) or not isinstance(copies, int) or copies < 0:
+        raise KerasformerError(f"augmented copies must be a whole number >= 0, got {copies!r}.")
+    return copies
 
 
 def perturbed_words(

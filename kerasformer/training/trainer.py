@@ -17,6 +17,7 @@ from kerasformer.datasets import TextClassificationData
 from kerasformer.datasets.pipeline import (
     INPUT_PIPELINES,
 )
+from kerasformer.datasets.text_augmentation import require_augmented_copies
 from kerasformer.errors import KerasformerError
 from kerasformer.export.staged_directory import require_replaceable, staged_directory
 from kerasformer.models.bert_classifier import encoder_layer
@@ -162,15 +163,12 @@ class TrainingConfig:
 
     def require_distillation_settings_fit(self) -> None:
         if self.task != "distillation":
-            for name in ("teacher", "unlabelled_texts"):
-                if getattr(self, name) is not None:
+            for name, unset in (("teacher", None), ("unlabelled_texts", None),
+                                ("augmented_copies", 0)):  # fmt: skip
+                if getattr(self, name) != unset:
                     raise KerasformerError(
                         f"{name} is for distillation only; run `kerasformer distill`."
                     )
-            if self.augmented_copies:
-                raise KerasformerError(
-                    "augmented_copies is for distillation only; run `kerasformer distill`."
-                )
             return
         if not self.teacher:
             raise KerasformerError(
@@ -184,10 +182,7 @@ class TrainingConfig:
             )
         require_temperature(self.temperature)
         require_teacher_weight(self.teacher_weight)
-        if not isinstance(self.augmented_copies, int) or self.augmented_copies < 0:
-            raise KerasformerError(
-                f"augmented_copies must be a whole number >= 0, got {self.augmented_copies!r}."
-            )
+        require_augmented_copies(self.augmented_copies)
 
     def require_input_pipeline_fits(self) -> None:
         pipeline = self.resolved_input_pipeline()
@@ -427,8 +422,8 @@ def run_recipe(
             print(f"Phase {phase.name!r}: {phase.epochs} epoch(s)")
             plan.full_model.summary()
         log.phase = phase.name
-        # Backups first: an epoch's numbers are kept only once its weights are; and only
-        # finite weights are backed up.
+        # The weight check before the backup (only finite weights are backed up), the
+        # backup before the log (an epoch's numbers are kept only once its weights are).
         callbacks = [StopOnNonFiniteWeights(phase)]
         callbacks += [] if run is None else [run.backup_callback(index)]
         callbacks += [*plan.callbacks, StopOnNonFiniteLoss(phase), log]
@@ -497,8 +492,9 @@ class StopOnNonFiniteLoss(keras.callbacks.Callback):
 class StopOnNonFiniteWeights(keras.callbacks.Callback):
     """Stop at the end of the first epoch that leaves a weight NaN or infinite.
 
-    The loss alone can miss it: a ReLU turns NaN activations into zeros, so a model whose
-    lower layers are all NaN still gives finite (constant) probabilities and a finite loss.
+    The loss alone can miss it: oneDNN's fused Dense + ReLU turns NaN activations into
+    zeros, so a model whose lower layers are all NaN still gives finite (constant)
+    probabilities and a finite loss.
     """
 
     def __init__(self, phase):

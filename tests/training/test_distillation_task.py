@@ -189,7 +189,7 @@ def test_distillation_settings_belong_to_distillation(tiny_ag_news_dir, contrary
         train(TrainingConfig(dataset="ag_news", teacher="x"), export=False, verbose=0)
     with pytest.raises(KerasformerError, match="augmented_copies is for distillation only"):
         train(TrainingConfig(dataset="ag_news", augmented_copies=2), export=False, verbose=0)
-    with pytest.raises(KerasformerError, match="augmented_copies must be a whole number >= 0"):
+    with pytest.raises(KerasformerError, match="augmented copies must be a whole number >= 0"):
         distill(tiny_ag_news_dir, contrary_teacher, augmented_copies=-1)
     with pytest.raises(KerasformerError, match="distillation needs a teacher"):
         train(TrainingConfig(task="distillation", dataset="ag_news"), export=False, verbose=0)
