@@ -13,7 +13,10 @@ from kerasformer import layers
 from kerasformer.errors import KerasformerError
 
 if all(importlib.util.find_spec(name) for name in ("tensorflow", "tf_keras")):
-    from kerasformer import models  # noqa: F401  (registers HubLayer, for BERT model.keras)
+    # Every class a saved model can name is registered here, whatever the user imports
+    # next: Keras finds custom classes only by their registered names.
+    from kerasformer import models  # noqa: F401  (HubLayer, SpanLogitMask)
+    from kerasformer.training import distillation_loss  # noqa: F401
 
 __version__ = "0.1.0"
 

@@ -3,27 +3,54 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from pathlib import Path
 
 from kerasformer.cli._arguments import add_model_argument
+from kerasformer.cli.inputs import (
+    EXIT_STATUS,
+    STDIN,
+    InputText,
+    add_json_argument,
+    print_records,
+    read_inputs,
+    records_for,
+    with_problems,
+)
+
+PAIR_FORMAT = 'give one {"question": "...", "context": "..."} per line'
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "answer",
-        help="answer a question from a paragraph with a model from `train --task "
-        "question-answering`",
-        description="Print the span of CONTEXT that answers QUESTION, its character "
-        "offsets in the context (start inclusive, end exclusive) and its score (start "
-        "probability × end probability). A context longer than the model's sequence "
-        "length is read whole, window by window. --plot draws the start and end "
-        "probability of every context token.",
+        help="answer questions from paragraphs with a model from `train --task question-answering`",
+        description="Print the span of the context that answers the question, its "
+        "character offsets in the context (start inclusive, end exclusive) and its score "
+        "(start probability × end probability). A context longer than the model's sequence "
+        "length is read whole, window by window. Give one pair with --question and "
+        "--context (or --context-file), and any number as JSON lines "
+        '{"question": ..., "context": ...}: \'-\' reads them from standard input, '
+        "--input-file from a file. Each pair gets one record, in order (two lines, or one "
+        "JSON line with --json); a line that is no such pair gets an error record and the "
+        "others are answered. --plot draws the start and end probability of every context "
+        "token of the first pair. " + EXIT_STATUS,
     )
     add_model_argument(parser)
-    parser.add_argument("--question", required=True, help="the question")
-    source = parser.add_mutually_exclusive_group(required=True)
+    parser.add_argument(
+        "texts", metavar="-", nargs="*",
+        help="read JSON lines of question and context from standard input",
+    )  # fmt: skip
+    parser.add_argument("--question", help="the question")
+    source = parser.add_mutually_exclusive_group()
     source.add_argument("--context", help="the paragraph to search")
     source.add_argument("--context-file", type=Path, help="read the paragraph from a UTF-8 file")
+    parser.add_argument(
+        "--input-file", type=Path, metavar="FILE",
+        help='read JSON lines {"question": ..., "context": ...} from FILE',
+    )  # fmt: skip
+    add_json_argument(parser)
     parser.add_argument("--plot", metavar="PNG", help="draw the start/end probabilities here")
     parser.set_defaults(run=run)
 
@@ -31,15 +58,83 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from kerasformer.export.question_answerer_export import load_question_answerer
 
-    context = args.context if args.context is not None else read_context(args.context_file)
+    inputs = with_problems(read_pairs(args), pair_problem)
     answerer = load_question_answerer(args.model)
-    answer = answerer.answer([args.question], [context])[0]
-    print(answer["answer"])
-    print(f"characters {answer['start']}-{answer['end']}, score {answer['score']:.3f}")
-    if args.plot:
-        path = save_span_plot(answerer, args.question, context, answer, args.plot)
-        print(f"Probabilities written to {path}")
-    return 0
+    records = records_for(inputs, lambda lines: answer_all(answerer, lines))
+    status = print_records(inputs, records, args.json, answer_lines)
+    if args.plot and records[0]["status"] == "ok":
+        question, context = parse_pair(inputs[0].text)
+        path = save_span_plot(answerer, question, context, records[0], args.plot)
+        print(f"Probabilities written to {path}", file=sys.stderr if args.json else sys.stdout)
+    return status
+
+
+def read_pairs(args: argparse.Namespace) -> list[InputText]:
+    """The --question/--context pair, then the JSON lines of stdin and --input-file."""
+    from kerasformer.errors import KerasformerError
+
+    given = args.context is not None or args.context_file is not None
+    if (args.question is None) != (not given):
+        raise KerasformerError(
+            "--question and --context (or --context-file) go together; give both, or "
+            "give pairs as JSON lines with '-' or --input-file."
+        )
+    if any(text != STDIN for text in args.texts):
+        raise KerasformerError(
+            f"answer takes no text arguments but '{STDIN}'; give one pair with --question "
+            f"and --context, or JSON lines with '{STDIN}' or --input-file."
+        )
+    pairs = []
+    if args.question is not None:
+        context = args.context if args.context is not None else read_context(args.context_file)
+        line = json.dumps({"question": args.question, "context": context}, ensure_ascii=False)
+        pairs.append(InputText("--question and --context", line))
+    if args.texts or args.input_file is not None or not pairs:
+        pairs += read_inputs(args.texts, args.input_file, noun="pair")
+    return pairs
+
+
+def parse_pair(line: str) -> tuple[str, str]:
+    pair = json.loads(line)
+    return pair["question"], pair["context"]
+
+
+def pair_problem(line: str) -> str | None:
+    """Why a line is no question-and-context pair, or None if it is one."""
+    try:
+        pair = json.loads(line)
+    except ValueError as error:
+        return f"is not JSON ({error.msg} at column {error.colno}); {PAIR_FORMAT}"
+    if not isinstance(pair, dict) or not {"question", "context"} <= pair.keys():
+        return f"is not a JSON object with both keys; {PAIR_FORMAT}"
+    for key in ("question", "context"):
+        if not isinstance(pair[key], str):
+            return f"has a {key} that is {type(pair[key]).__name__}, not a string"
+        if not pair[key].strip():
+            return f"has an empty {key}; give a question and the paragraph that answers it"
+    return None
+
+
+def answer_all(answerer, lines: list[str]) -> list[dict]:
+    questions, contexts = zip(*map(parse_pair, lines), strict=True)
+    return [
+        {
+            "answer": str(answer["answer"]),
+            "start": int(answer["start"]),
+            "end": int(answer["end"]),
+            "score": round(float(answer["score"]), 4),
+        }
+        for answer in answerer.answer(list(questions), list(contexts))
+    ]
+
+
+def answer_lines(record: dict) -> str:
+    if record["status"] == "error":
+        return f"\nerror: {record['message']}"
+    return (
+        f"{record['answer']}\ncharacters {record['start']}-{record['end']}, "
+        f"score {record['score']:.3f}"
+    )
 
 
 def read_context(path: Path) -> str:

@@ -5,9 +5,18 @@ from __future__ import annotations
 import argparse
 
 from kerasformer.cli._arguments import (
+    add_model_argument,
     checked,
     non_negative_int,
     positive_int,
+)
+from kerasformer.cli.inputs import (
+    EXIT_STATUS,
+    add_input_arguments,
+    print_records,
+    read_inputs,
+    records_for,
+    with_problems,
 )
 
 probability = checked(float, lambda v: 0 < v <= 1, "a number in (0, 1]")
@@ -21,10 +30,13 @@ def add_parser(subparsers) -> None:
         description="Continue each PROMPT with up to --max-tokens tokens, one line each. "
         "Tokens are sampled with --temperature, then kept to the --top-k most likely and "
         "the smallest set holding --top-p of the probability; --temperature 0 with no "
-        "top-k or top-p is greedy decoding.",
+        "top-k or top-p is greedy decoding. '-' reads one prompt per line of standard "
+        "input, --input-file one per line of a file; an empty prompt, or one too long for "
+        "the model's window, gets an empty line and its error on standard error (an error "
+        "record with --json), and the others are continued. " + EXIT_STATUS,
     )
-    parser.add_argument("model", metavar="MODEL", help="directory written by `kerasformer train`")
-    parser.add_argument("prompts", metavar="PROMPT", nargs="+", help="text to continue")
+    add_model_argument(parser)
+    add_input_arguments(parser, "PROMPT", "prompt to continue")
     parser.add_argument("--max-tokens", type=positive_int, default=50, help="(default 50)")
     parser.add_argument("--temperature", type=temperature, default=1.0, help="(default 1.0)")
     parser.add_argument(
@@ -42,10 +54,18 @@ def run(args: argparse.Namespace) -> int:
 
     if args.seed is not None:
         tf.random.set_seed(args.seed)
+    inputs = read_inputs(args.texts, args.input_file, noun="prompt")
     generator = load_generator(args.model)
+    generator.require_max_tokens(args.max_tokens)
     sampling = Sampling(args.temperature, args.top_k, args.top_p)
-    for prompt, text in zip(
-        args.prompts, generator.generate(args.prompts, args.max_tokens, sampling), strict=True
-    ):
-        print(f"{prompt} {text}".strip())
-    return 0
+    inputs = with_problems(inputs, lambda prompt: generator.problem(prompt, args.max_tokens))
+    records = records_for(
+        inputs,
+        lambda prompts: [
+            {"continuation": text, "output": f"{prompt} {text}".strip()}
+            for prompt, text in zip(
+                prompts, generator.generate(prompts, args.max_tokens, sampling), strict=True
+            )
+        ],
+    )
+    return print_records(inputs, records, args.json, lambda record: record.get("output", ""))

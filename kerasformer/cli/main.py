@@ -16,6 +16,7 @@ from kerasformer.cli import (
     train,
     translate,
 )
+from kerasformer.cli.quiet import quiet_tensorflow
 
 COMMANDS = (
     train, distill, evaluate, predict, translate, generate, answer, attention, convert_bert
@@ -37,11 +38,43 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(subparsers)
+    for subparser in (parser, *subparsers.choices.values()):
+        subparser.add_argument(
+            "--verbose",
+            action="store_true",
+            default=argparse.SUPPRESS,  # given before or after COMMAND, either counts
+            help="show TensorFlow's own log lines (hidden by default)",
+        )
     return parser
 
 
+def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, options and inputs in any order (``predict M --json TEXT - TEXT``).
+
+    argparse alone ends a command's TEXT list at the first option after it, so the
+    command's own arguments are parsed again, intermixed, by the command's parser.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    args, _ = parser.parse_known_args(argv)
+    command_parser = parser._subparsers._group_actions[0].choices[args.command]
+    rest = argv[argv.index(args.command) + 1 :]
+    parsed = command_parser.parse_intermixed_args(rest)
+    parsed.command = args.command
+    if getattr(args, "verbose", False):
+        parsed.verbose = True
+    return parsed
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(argv)
+    if getattr(args, "verbose", False):
+        return run_command(args)
+    with quiet_tensorflow():
+        return run_command(args)
+
+
+def run_command(args: argparse.Namespace) -> int:
     from kerasformer.errors import KerasformerError
     from kerasformer.layers import backend
 

@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from kerasformer.cli._arguments import add_model_argument, non_negative_int, positive_int
+from kerasformer.cli.inputs import (
+    EXIT_STATUS,
+    add_input_arguments,
+    print_records,
+    read_inputs,
+    records_for,
+    with_problems,
+)
 
 
 def add_parser(subparsers) -> None:
@@ -12,12 +21,17 @@ def add_parser(subparsers) -> None:
         "translate",
         help="translate sentences with a model from `train --task translation`",
         description="Translate each SENTENCE (greedy decoding, or beam search with "
-        "--beam-width), one translation per line, in order. --alignment also draws which "
+        "--beam-width), one translation per line, in order; '-' reads one sentence per line "
+        "of standard input, --input-file one per line of a file. A sentence that cannot be "
+        "translated (no words, too many, not UTF-8) gets an empty line and its error on "
+        "standard error, or an error record with --json; the others are translated. "
+        "--alignment also draws which "
         "source words each generated word attended to: every head of one decoder block's "
-        "cross-attention for the transformer, the Bahdanau alignment matrix for the RNN.",
+        "cross-attention for the transformer, the Bahdanau alignment matrix for the RNN. "
+        + EXIT_STATUS,
     )
     add_model_argument(parser)
-    parser.add_argument("sentences", metavar="SENTENCE", nargs="+", help="a sentence to translate")
+    add_input_arguments(parser, "SENTENCE", "sentence to translate")
     parser.add_argument(
         "--beam-width", type=positive_int, default=1, help="1 is greedy decoding (default 1)"
     )
@@ -35,11 +49,19 @@ def run(args: argparse.Namespace) -> int:
     from kerasformer.errors import KerasformerError
     from kerasformer.export.translator_export import load_translator
 
+    inputs = read_inputs(args.texts, args.input_file, noun="sentence")
     translator = load_translator(args.model)
-    for translation in translator.translate(args.sentences, beam_width=args.beam_width):
-        print(translation)
-    if args.alignment:
-        alignment = translator.alignment(args.sentences[0], beam_width=args.beam_width)
+    inputs = with_problems(inputs, translator.problem)
+    records = records_for(
+        inputs,
+        lambda texts: [
+            {"translation": translation}
+            for translation in translator.translate(texts, beam_width=args.beam_width)
+        ],
+    )
+    status = print_records(inputs, records, args.json, lambda r: r.get("translation", ""))
+    if args.alignment and records[0]["status"] == "ok":
+        alignment = translator.alignment(inputs[0].text, beam_width=args.beam_width)
         layers = alignment.weights.shape[0]
         layer = layers - 1 if args.layer is None else args.layer
         if layer >= layers:
@@ -47,8 +69,8 @@ def run(args: argparse.Namespace) -> int:
                 f"--layer {layer}: the model has {layers} decoder block(s), counted from 0."
             )
         path = save_alignment(alignment, layer, args.alignment, title=str(args.model))
-        print(f"Alignment written to {path}")
-    return 0
+        print(f"Alignment written to {path}", file=sys.stderr if args.json else sys.stdout)
+    return status
 
 
 def save_alignment(alignment, layer: int, path, title: str):

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import zipfile
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +10,18 @@ import numpy as np
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.export.export_files import (
+    REEXPORT,
+    SAVED_MODEL_FILE,
+    VARIABLES_INDEX,
+    damaged,
+    require_hub_handles,
+    require_intact_keras_file,
+    require_parsable_saved_model,
+    require_saved_model_files,
+    variables_data_files,
+)
+from kerasformer.export.export_kind import CLASSIFIER, require_export_kind
 from kerasformer.export.saved_model import CLASS_NAMES_FILE, INPUT_NAME, KERAS_FILE
 
 KNOWN_TOKENS = "known_tokens"
@@ -43,12 +52,16 @@ class ExportedClassifier:
 
     def __init__(self, export_dir: str | Path):
         export_dir = Path(export_dir)
+        require_export_kind(export_dir, CLASSIFIER)
         if not (export_dir / "saved_model.pb").is_file():
             raise KerasformerError(
                 f"{export_dir} is not an exported model (no saved_model.pb); pass the "
                 "directory that `kerasformer train` wrote, e.g. saved_models/bbc_news-transformer."
             )
         require_saved_model_files(export_dir)
+        class_names = export_dir / "assets" / CLASS_NAMES_FILE
+        if not class_names.is_file() or class_names.stat().st_size == 0:
+            raise damaged(class_names)
         self.export_dir = export_dir
         self._serve = load_serving_function(export_dir)
         self.class_names = read_class_names(export_dir, output_count(self._serve))
@@ -137,6 +150,7 @@ def load_keras_model(export_dir: str | Path) -> keras.Model:
             f"{export_dir} has no {KERAS_FILE}; pass a directory written by `kerasformer train`."
         )
     require_intact_keras_file(path)
+    require_hub_handles(path)
     try:
         # BERT classifiers exported before HubLayer existed hold plain hub.KerasLayer
         # layers, which Keras cannot find by name. Not HubLayer: their weights are
@@ -146,44 +160,6 @@ def load_keras_model(export_dir: str | Path) -> keras.Model:
         )
     except (OSError, ValueError, TypeError) as error:
         raise KerasformerError(f"cannot load {path}: {' '.join(str(error).split())}") from None
-
-
-# Checks of an export's files. Each names the file it found broken, so that a damaged
-# export is reported by what was checked, never by parsing TensorFlow's messages.
-
-REEXPORT = "re-export the model with `kerasformer train`."
-SAVED_MODEL_FILE = "saved_model.pb"
-VARIABLES_INDEX = Path("variables") / "variables.index"
-DATA_SHARD = re.compile(r"variables\.data-\d{5}-of-(\d{5})")
-
-
-def damaged(path: Path) -> KerasformerError:
-    return KerasformerError(f"{path} is missing or damaged; {REEXPORT}")
-
-
-def require_saved_model_files(export_dir: Path) -> None:
-    """Fail on the first missing or empty file of the SavedModel, before TensorFlow reads it."""
-    required = [
-        export_dir / SAVED_MODEL_FILE,
-        export_dir / VARIABLES_INDEX,
-        *variables_data_files(export_dir),
-        export_dir / "assets" / CLASS_NAMES_FILE,
-    ]
-    for path in required:
-        if not path.is_file() or path.stat().st_size == 0:
-            raise damaged(path)
-
-
-def variables_data_files(export_dir: Path) -> list[Path]:
-    """Every data shard of the variables; each shard's name says how many there are."""
-    directory = export_dir / "variables"
-    counts = [
-        int(match.group(1))
-        for match in map(DATA_SHARD.fullmatch, (path.name for path in directory.glob("*")))
-        if match
-    ]
-    total = max(counts, default=1)
-    return [directory / f"variables.data-{shard:05d}-of-{total:05d}" for shard in range(total)]
 
 
 def load_serving_function(export_dir: Path):
@@ -206,30 +182,6 @@ def load_serving_function(export_dir: Path):
     return loaded.signatures["serving_default"]
 
 
-def require_parsable_saved_model(path: Path) -> None:
-    """saved_model.pb must parse whole, with its object graph and serving signature.
-
-    The object graph is the last field written, so a file cut at a field boundary
-    (which still parses) lacks it.
-    """
-    from google.protobuf.message import DecodeError
-    from tensorflow.core.protobuf import saved_model_pb2
-
-    saved_model = saved_model_pb2.SavedModel()
-    try:
-        saved_model.ParseFromString(path.read_bytes())
-    except DecodeError:
-        raise damaged(path) from None
-    graphs = saved_model.meta_graphs
-    if len(graphs) != 1 or not graphs[0].HasField("object_graph_def"):
-        raise damaged(path)
-    if "serving_default" not in graphs[0].signature_def:
-        raise KerasformerError(
-            f"{path} has no serving_default signature, so kerasformer did not export it; "
-            + REEXPORT
-        )
-
-
 def output_count(serve) -> int:
     """How many class probabilities the serving function returns."""
     return serve.structured_outputs["probabilities"].shape[-1]
@@ -248,14 +200,3 @@ def read_class_names(export_dir: Path, count: int) -> tuple[str, ...]:
             f"is damaged; {REEXPORT}"
         )
     return names
-
-
-def require_intact_keras_file(path: Path) -> None:
-    """model.keras is a zip archive: every member must read back with its checksum."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            intact = archive.testzip() is None and "config.json" in archive.namelist()
-    except (zipfile.BadZipFile, OSError, EOFError, zlib.error):
-        intact = False
-    if not intact:
-        raise damaged(path)

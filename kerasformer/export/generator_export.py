@@ -18,6 +18,8 @@ from pathlib import Path
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
+from kerasformer.export.export_files import require_intact_export
+from kerasformer.export.export_kind import LANGUAGE_MODEL
 from kerasformer.export.saved_model import INPUT_NAME, KERAS_FILE
 from kerasformer.export.translator_export import (
     read_lines,
@@ -56,7 +58,21 @@ class GeneratorServing(tf.Module):
         ]
     )
     def sample(self, inputs, temperature, top_k, top_p):
-        sampling = Sampling(temperature, top_k, top_p)
+        # Served without kerasformer, so the values are checked here, as the CLI checks them;
+        # NaN fails every comparison, so it is refused too.
+        checks = [
+            tf.debugging.Assert(
+                tf.logical_and(temperature >= 0.0, tf.math.is_finite(temperature)),
+                ["temperature must be a finite number >= 0 (0 is greedy); got", temperature],
+            ),
+            tf.debugging.Assert(top_k >= 0, ["top_k must be >= 0 (0 for no limit); got", top_k]),
+            tf.debugging.Assert(
+                tf.logical_and(top_p > 0.0, top_p <= 1.0),
+                ["top_p must be in (0, 1] (1 for no limit); got", top_p],
+            ),
+        ]
+        with tf.control_dependencies(checks):
+            sampling = Sampling(tf.identity(temperature), tf.identity(top_k), tf.identity(top_p))
         return {"outputs": self._generator.generate_tensor(inputs, self.max_tokens, sampling)}
 
 
@@ -89,7 +105,7 @@ def write_generator(
 def load_generator(directory: str | Path) -> TextGenerator:
     from kerasformer.export.exported_classifier import load_keras_model
 
-    directory = Path(directory)
+    directory = require_intact_export(directory, LANGUAGE_MODEL)
     settings = read_settings(directory, SETTINGS_FILE, "language model", "language-model")
     return TextGenerator(
         load_keras_model(directory), read_lines(directory / VOCABULARY_FILE), settings["end_token"]

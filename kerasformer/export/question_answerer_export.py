@@ -20,6 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kerasformer.backend import tf
+from kerasformer.export.export_files import require_handle_present, require_intact_export
+from kerasformer.export.export_kind import QUESTION_ANSWERER
 from kerasformer.export.saved_model import KERAS_FILE
 from kerasformer.export.translator_export import read_settings, write_settings
 from kerasformer.models.question_answerer import QuestionAnswerer, load_preprocess
@@ -46,7 +48,12 @@ class QuestionAnswererServing(tf.Module):
         ]
     )
     def answer(self, question, context):
-        return self._answerer.answer_tensors(question, context)
+        check = tf.debugging.assert_equal(
+            tf.size(question), tf.size(context),
+            message="give one context per question: question and context differ in length",
+        )  # fmt: skip
+        with tf.control_dependencies([check]):
+            return self._answerer.answer_tensors(tf.identity(question), context)
 
 
 def write_question_answerer(answerer: QuestionAnswerer, directory: Path) -> None:
@@ -67,9 +74,10 @@ def load_question_answerer(directory: str | Path) -> QuestionAnswerer:
     """
     from kerasformer.export.exported_classifier import load_keras_model
 
-    directory = Path(directory)
+    directory = require_intact_export(directory, QUESTION_ANSWERER)
     settings = read_settings(directory, SETTINGS_FILE, "question answerer", "question-answering")
     preprocess = settings.pop("preprocess")
+    require_handle_present(directory, "preprocess", preprocess)
     return QuestionAnswerer(
         load_keras_model(directory),
         load_preprocess(preprocess),

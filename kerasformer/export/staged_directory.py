@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kerasformer.errors import KerasformerError
+from kerasformer.export.export_kind import MARKER_FILE
 
-MARKER_FILE = "kerasformer.json"
 STAGING = ".staging-"
 REPLACED = ".replaced-"
 # What exports and conversions held before the marker existed, so --overwrite still

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
+from kerasformer.export.export_files import require_intact_export
+from kerasformer.export.export_kind import TRANSLATOR
 from kerasformer.export.saved_model import INPUT_NAME, KERAS_FILE
 from kerasformer.models.translator import Translator
 
@@ -77,7 +79,7 @@ def load_translator(directory: str | Path, cached: bool = True) -> Translator:
     """The `Translator` that `write_translator` exported to ``directory``."""
     from kerasformer.export.exported_classifier import load_keras_model
 
-    directory = Path(directory)
+    directory = require_intact_export(directory, TRANSLATOR)
     settings = read_settings(directory, SETTINGS_FILE, "translator", "translation")
     return Translator(
         load_keras_model(directory),

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.layers import backend as layers_backend
+from kerasformer.models import bert_question_answerer  # noqa: F401  (registers SpanLogitMask)
 from kerasformer.models.bert_classifier import (
     PackedBertClassifier,
     build_bert_classifier,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -92,8 +93,20 @@ class HubLayer(hub.KerasLayer):
 
 
 def hub_layer(handle: str | Path, name: str, trainable: bool) -> HubLayer:
-    """`HubLayer` for a URL or a local SavedModel, with one-line errors."""
-    return load_hub_handle(handle, name, lambda h: HubLayer(h, trainable=trainable, name=name))
+    """`HubLayer` for a URL or a local SavedModel, with one-line errors.
+
+    A local handle is kept as an absolute path, so that the saved model finds it again
+    from any working directory.
+    """
+    return load_hub_handle(
+        absolute_handle(handle), name, lambda h: HubLayer(h, trainable=trainable, name=name)
+    )
+
+
+def absolute_handle(handle: str | Path) -> str:
+    """A URL as it is; a local path made absolute (symbolic links kept, not resolved)."""
+    handle = str(handle)
+    return handle if is_url(handle) else os.path.abspath(handle)
 
 
 def load_hub_handle(handle: str | Path, name: str, load: Callable[[str], T]) -> T:
@@ -104,11 +117,16 @@ def load_hub_handle(handle: str | Path, name: str, load: Callable[[str], T]) -> 
     handle = str(handle)
     if is_url(handle):
         require_reachable(handle, f"the {name} model {handle}", LOCAL_HANDLES_FIX)
-    elif not (Path(handle) / "saved_model.pb").is_file():
+        return _load_hub_handle(handle, name, load)
+    if not (Path(handle) / "saved_model.pb").is_file():
         raise KerasformerError(
             f"--{name} {handle} is not a SavedModel directory (no saved_model.pb); "
             + LOCAL_HANDLES_FIX
         )
+    return _load_hub_handle(handle, name, load)
+
+
+def _load_hub_handle(handle: str, name: str, load: Callable[[str], T]) -> T:
     try:
         return load(handle)
     except Exception as error:  # hub raises many kinds: network, format, missing ops

@@ -153,25 +153,36 @@ class TextGenerator:
         )  # fmt: skip
         return ids[0]
 
+    def require_max_tokens(self, max_tokens: int) -> None:
+        if not 1 <= max_tokens < self.maxlen:
+            raise KerasformerError(
+                f"max_tokens must be from 1 to {self.maxlen - 1} (the model's window), "
+                f"got {max_tokens}."
+            )
+
+    def problem(self, prompt: str, max_tokens: int) -> str | None:
+        """Why ``prompt`` cannot be continued by ``max_tokens`` tokens, or None if it can."""
+        length = int(self.token_ids(tf.constant([prompt])).row_lengths()[0])
+        if length == 0:
+            return "is empty; give some words to continue"
+        if length + 1 + max_tokens > self.maxlen:
+            return (
+                f"has {length} tokens; with {max_tokens} to generate that exceeds the "
+                f"model's window of {self.maxlen}; shorten the prompt or generate fewer tokens"
+            )
+        return None
+
     def generate(
         self, prompts: Sequence[str], max_tokens: int = 50, sampling: Sampling | None = None
     ) -> list[str]:
         """Continue each prompt by up to ``max_tokens`` tokens (greedy if no sampling)."""
         if isinstance(prompts, str):
             raise KerasformerError("pass a list of prompts, not one string.")
-        if not 1 <= max_tokens < self.maxlen:
-            raise KerasformerError(
-                f"max_tokens must be from 1 to {self.maxlen - 1} (the model's window), "
-                f"got {max_tokens}."
-            )
+        self.require_max_tokens(max_tokens)
         sampling = sampling or Sampling(temperature=0.0)
-        lengths = self.token_ids(tf.constant(list(prompts), dtype=tf.string)).row_lengths()
-        for index, length in enumerate(lengths.numpy()):
-            if length + 1 + max_tokens > self.maxlen:
-                raise KerasformerError(
-                    f"prompt {index + 1} has {length} tokens; with {max_tokens} to generate "
-                    f"that exceeds the model's window of {self.maxlen}; shorten the prompt or "
-                    "generate fewer tokens."
-                )
+        for index, prompt in enumerate(prompts):
+            problem = self.problem(prompt, max_tokens)
+            if problem is not None:
+                raise KerasformerError(f"prompt {index + 1} {problem}.")
         outputs = self.generate_tensor(tf.constant(list(prompts)), max_tokens, sampling)
         return [text.decode("utf-8") for text in outputs.numpy()]

@@ -180,15 +180,23 @@ class Translator:
         if isinstance(texts, str):
             raise KerasformerError("pass a list of sentences, not one string.")
         for index, length in enumerate(self.source_lengths(texts)):
-            if length == 0:
-                raise KerasformerError(
-                    f"sentence {index + 1} has no words to translate; pass some text."
-                )
-            if length > self.maxlen:
-                raise KerasformerError(
-                    f"sentence {index + 1} has {length} words, more than the model's "
-                    f"{self.maxlen}; split it into shorter sentences."
-                )
+            problem = self.length_problem(length)
+            if problem is not None:
+                raise KerasformerError(f"sentence {index + 1} {problem}.")
+
+    def problem(self, text: str) -> str | None:
+        """Why ``text`` cannot be translated (no words, too many), or None if it can."""
+        return self.length_problem(self.source_lengths([text])[0])
+
+    def length_problem(self, length: int) -> str | None:
+        if length == 0:
+            return "has no words to translate; pass some text"
+        if length > self.maxlen:
+            return (
+                f"has {length} words, more than the model's {self.maxlen}; split it into "
+                "shorter sentences"
+            )
+        return None
 
     # -- attention -------------------------------------------------------------------
 

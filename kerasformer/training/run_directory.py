@@ -1,26 +1,46 @@
 """Training that survives being killed: per-epoch backups in a run directory, ``--resume``.
 
 While a run that exports to ``saved_models/NAME`` trains, ``saved_models/NAME.training/``
-holds its configuration, a backup of the model and optimizer after every epoch (Keras's
-``BackupAndRestore``, one folder per recipe phase) and the history so far. The same
-command with ``--resume`` continues from the last completed epoch and ends with the
-configured number of epochs; a successful export deletes the run directory.
+holds its configuration, a fingerprint of its data, a backup of the model and optimizer
+after every epoch (Keras's ``BackupAndRestore``, one folder per recipe phase), the
+history so far and a lock naming the process that trains. The same command with
+``--resume`` continues from the last completed epoch and ends with the configured number
+of epochs; a successful export deletes the run directory.
+
+The directory is checked when training is set up (`RunDirectory`), but written only just
+before the first epoch (`RunDirectory.start`), so a run refused before it trains leaves
+nothing behind; `RunDirectory.close` removes a directory that holds no completed epoch.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
+import re
+import secrets
 import shutil
+import socket
+import time
+from collections.abc import Mapping
 from pathlib import Path
 
-from kerasformer.backend import keras
+import numpy as np
+
+from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 
 CONFIG_FILE = "config.json"
 EPOCHS_FILE = "epochs.json"
+DATA_FILE = "data.json"
+LOCK_FILE = "lock.json"
 # A resumed run must be the same run: these settings may differ between the attempts.
 MAY_DIFFER = frozenset({"overwrite", "resume"})
+# Fields of a data object that are not training data: its name, and caches filled later.
+NOT_DATA = frozenset({"name"})
+# Sequences of at least this many strings are hashed in one piece (lengths, then text).
+BULK_STRINGS = 64
 
 
 def run_directory_for(export_dir: Path) -> Path:
@@ -30,41 +50,89 @@ def run_directory_for(export_dir: Path) -> Path:
 class RunDirectory:
     """The backups of one training run, and its history epoch by epoch.
 
+    Checks what ``path`` holds when made: a run in progress there (its lock) is refused;
+    a run with completed epochs is continued with ``resume`` and the same settings, and
+    refused otherwise; a run that completed no epoch is deleted, to start over.
+
     Args:
         path: The directory (see `run_directory_for`).
         config: The run's settings (``dataclasses.asdict`` of its ``TrainingConfig``).
         resume: Continue the run that ``path`` holds, instead of refusing to touch it.
         writer: Whether this process writes (in multi-worker training only the chief does).
+        fingerprint: The training data's `data_fingerprint`; a resumed run must train on
+            the same data.
+        start: Write the directory and take its lock at once (see `start`); otherwise
+            call `start` just before training, and `close` once the run ends.
     """
 
-    def __init__(self, path: Path, config: dict, resume: bool, writer: bool = True):
+    def __init__(
+        self,
+        path: Path,
+        config: dict,
+        resume: bool,
+        writer: bool = True,
+        fingerprint: dict | None = None,
+        start: bool = True,
+    ):
         self.path = Path(path)
         kept = {key: value for key, value in config.items() if key not in MAY_DIFFER}
         self.config = json.loads(json.dumps(kept, default=str))  # compared with what was saved
         self.writer = writer
+        self.resume = resume
+        self.fingerprint = fingerprint
         self.epochs: list[dict] = []
-        if (self.path / CONFIG_FILE).is_file():
-            self._continue(resume)
-        elif self.path.exists() and any(self.path.iterdir()):
-            raise KerasformerError(
-                f"{self.path} exists but holds no kerasformer training run; move it away "
-                "so that training can keep its backups there."
-            )
-        elif self.writer:
-            self.path.mkdir(parents=True, exist_ok=True)
-            write_json_atomically(self.path / CONFIG_FILE, self.config)
+        self.continued = False  # it holds completed epochs of this run, to continue
+        self.created = False  # this process made the directory (see close)
+        self.lock: dict | None = None  # the lock this process holds
+        self._made_from: Path | None = None  # the first of the folders this process made
+        if writer:
+            self._check()
+        elif (self.path / CONFIG_FILE).is_file():
+            self._read_epochs()  # a worker's view of the chief's run: nothing to check
+            self._require_same_settings()
+            self.continued = True
+        if start:
+            self.start()
 
-    def _continue(self, resume: bool) -> None:
-        saved = json.loads((self.path / CONFIG_FILE).read_text(encoding="utf-8"))
-        epochs_file = self.path / EPOCHS_FILE
-        if epochs_file.is_file():
-            self.epochs = json.loads(epochs_file.read_text(encoding="utf-8"))
+    def _check(self) -> None:
+        if self.path.exists() and not self.path.is_dir():
+            raise self._not_a_run_directory()
+        if not self.path.exists():
+            return
+        require_not_locked(self.path)
+        if (self.path / CONFIG_FILE).is_file():
+            self._read_epochs()
+        if not self.epochs:
+            # No epoch was completed: nothing there is worth keeping, whatever its settings.
+            if (self.path / CONFIG_FILE).is_file() or not foreign_contents(self.path):
+                shutil.rmtree(self.path, ignore_errors=True)
+                self.epochs = []
+                return
+            raise self._not_a_run_directory()
         progress = f"{len(self.epochs)} epoch(s) done"
-        if not resume:
+        if not self.resume:
             raise KerasformerError(
                 f"{self.path} holds an interrupted training run ({progress}); pass --resume "
                 "to continue it, or delete that directory to start over."
             )
+        self._require_same_settings()
+        if self.fingerprint is not None:
+            self._require_same_data()
+        self.continued = True
+
+    def _not_a_run_directory(self) -> KerasformerError:
+        return KerasformerError(
+            f"{self.path} exists but holds no kerasformer training run; move it away "
+            "so that training can keep its backups there."
+        )
+
+    def _read_epochs(self) -> None:
+        epochs_file = self.path / EPOCHS_FILE
+        if epochs_file.is_file():
+            self.epochs = read_json(epochs_file, default=[])
+
+    def _require_same_settings(self) -> None:
+        saved = read_json(self.path / CONFIG_FILE, default={})
         changed = sorted(key for key in self.config.keys() | saved.keys()
                          if self.config.get(key) != saved.get(key))  # fmt: skip
         if changed:
@@ -73,6 +141,63 @@ class RunDirectory:
                 f"settings ({', '.join(changed)}); use the same settings, or delete that "
                 "directory to start over."
             )
+
+    def _require_same_data(self) -> None:
+        data_file = self.path / DATA_FILE
+        if not data_file.is_file():
+            return  # a run started before data was fingerprinted
+        changes = data_changes(read_json(data_file, default={}), self.fingerprint)
+        if changes:
+            raise KerasformerError(
+                f"--resume continues the run in {self.path}, but the training data changed "
+                f"since the run started ({'; '.join(changes)}); train on the same data, or "
+                "delete that directory to start over."
+            )
+
+    def start(self) -> None:
+        """Make the directory, take its lock and record the run: training begins.
+
+        Call it once nothing can refuse the run any more; calling it again does nothing.
+        """
+        if not self.writer or self.lock is not None:
+            return
+        if not self.path.exists():
+            self._made_from = first_missing_folder(self.path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.lock = take_lock(self.path)
+        if (self.path / CONFIG_FILE).is_file() != self.continued:
+            # Another run started here since this one was checked, or ended the one found.
+            lock, self.lock = self.lock, None
+            release_lock(self.path, lock)
+            if self._made_from is not None:
+                self.delete()
+                remove_made_folders(self.path, self._made_from)
+            raise KerasformerError(
+                f"another training run started or ended in {self.path} while this one was "
+                "being set up; run the command again."
+            )
+        if self.continued:
+            return
+        self.created = True
+        if self.fingerprint is not None:
+            write_json_atomically(self.path / DATA_FILE, self.fingerprint)
+        write_json_atomically(self.path / CONFIG_FILE, self.config)
+
+    def close(self) -> None:
+        """The run ended, however: release its lock, or delete it if it completed no epoch.
+
+        A directory this process made is deleted when no epoch was completed (the run
+        failed, was refused or interrupted in its first epoch); one with completed
+        epochs stays for ``--resume``.
+        """
+        if not self.writer or self.lock is None:
+            return
+        lock, self.lock = self.lock, None
+        if self.created and not self.epochs:
+            self.delete()
+            remove_made_folders(self.path, self._made_from)
+        else:
+            release_lock(self.path, lock)
 
     def backup_callback(self, phase_index: int) -> keras.callbacks.Callback:
         """Keras's backup of model, optimizer and epoch, restored when ``fit`` starts."""
@@ -94,6 +219,318 @@ class RunDirectory:
     def delete(self) -> None:
         if self.writer:
             shutil.rmtree(self.path, ignore_errors=True)
+
+
+# The lock: which process trains in a run directory.
+
+
+def take_lock(path: Path) -> dict:
+    """Write ``path/lock.json`` for this process, unless a live run holds it (refused).
+
+    The lock is written whole to a scratch file and linked into place, which fails if a
+    lock is there: of two runs starting at once, one gets it. A stale lock (its process
+    is gone) is moved aside first.
+    """
+    lock = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "process_start": process_start_time(os.getpid()),
+        "boot_id": boot_id(),
+        "token": secrets.token_hex(8),
+    }
+    lock_file = path / LOCK_FILE
+    scratch = path / f".{LOCK_FILE}.{lock['token']}"
+    scratch.write_text(json.dumps(lock, indent=1) + "\n", encoding="utf-8")
+    try:
+        for _ in range(10):
+            if place_exclusively(scratch, lock_file):
+                return lock
+            require_not_locked(path)  # refuses a live holder
+            stale = path / f".{LOCK_FILE}.stale.{lock['token']}"
+            try:
+                os.replace(lock_file, stale)
+                stale.unlink()
+            except FileNotFoundError:
+                pass  # another run moved it first; look again
+        raise KerasformerError(f"could not lock {lock_file}; run the command again.")
+    finally:
+        scratch.unlink(missing_ok=True)
+
+
+def place_exclusively(source: Path, destination: Path) -> bool:
+    """Link ``source`` to ``destination``, or copy it there, unless ``destination`` exists."""
+    try:
+        os.link(source, destination)
+        return True
+    except FileExistsError:
+        return False
+    except OSError:  # no hard links on this filesystem
+        pass
+    try:
+        descriptor = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(source.read_bytes())
+    return True
+
+
+def release_lock(path: Path, lock: dict) -> None:
+    """Remove ``path/lock.json`` if it is still ``lock`` (not another run's)."""
+    lock_file = path / LOCK_FILE
+    held = read_json(lock_file, default=None)
+    if isinstance(held, dict) and held.get("token") == lock.get("token"):
+        lock_file.unlink(missing_ok=True)
+
+
+def require_not_locked(path: Path) -> None:
+    """Refuse a run directory locked by a live run, or by one on another machine."""
+    lock_file = path / LOCK_FILE
+    if not lock_file.is_file():
+        return
+    lock = read_json(lock_file, default=None)
+    if not isinstance(lock, dict):
+        return  # unreadable: not a lock this code wrote whole, so nobody holds it
+    pid, host = lock.get("pid"), lock.get("host")
+    alive = lock_holder_alive(lock)
+    if alive is None:
+        raise KerasformerError(
+            f"{path} is locked by a run on {host} (PID {pid}, since {lock.get('started')}), "
+            f"which cannot be checked from {socket.gethostname()}; if that run is no longer "
+            f"alive, delete {lock_file} and run the command again."
+        )
+    if alive:
+        raise KerasformerError(
+            f"a run is in progress (PID {pid} on {host}) in {path}, started "
+            f"{lock.get('started')}; wait for it to end, or stop it and continue it with "
+            "--resume."
+        )
+
+
+def lock_holder_alive(lock: dict) -> bool | None:
+    """Whether the lock's process still runs; None where it cannot be told (another host)."""
+    if lock.get("host") != socket.gethostname():
+        return None
+    pid = lock.get("pid")
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        return False
+    if lock.get("boot_id") and boot_id() and lock["boot_id"] != boot_id():
+        return False  # the machine restarted since
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # alive, another user's
+    except (OSError, OverflowError):
+        return False
+    if process_state(pid) == "Z":
+        return False  # exited, not yet reaped
+    started = process_start_time(pid)
+    if lock.get("process_start") is not None and started is not None:
+        return started == lock["process_start"]  # else the PID was reused
+    return True
+
+
+def proc_stat_fields(pid: int) -> list[str] | None:
+    """``/proc/PID/stat`` after the command name (field 3 on), where there is a /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2 :].split()
+
+
+def process_start_time(pid: int) -> int | None:
+    """When the process started, in clock ticks since boot (Linux); None elsewhere."""
+    fields = proc_stat_fields(pid)
+    try:
+        return int(fields[19]) if fields else None  # field 22: starttime
+    except (IndexError, ValueError):
+        return None
+
+
+def process_state(pid: int) -> str | None:
+    fields = proc_stat_fields(pid)
+    return fields[0] if fields else None
+
+
+def boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+# The data's fingerprint: what --resume compares.
+
+
+def data_fingerprint(data) -> dict[str, dict]:
+    """Size and SHA-256 of each split of ``data`` (and of its other training inputs).
+
+    ``data`` is a task's data object: ``splits`` maps split names to examples (arrays of
+    texts and labels, sentence pairs, SQuAD questions, token sequences). Other list-like
+    fields of a dataclass, such as class names or unlabelled texts, count as well.
+    """
+    parts = dict(getattr(data, "splits", None) or {})
+    if dataclasses.is_dataclass(data) and not isinstance(data, type):
+        for field in dataclasses.fields(data):
+            value = getattr(data, field.name)
+            if field.name not in parts and field.name not in NOT_DATA and field.name != "splits":
+                if isinstance(value, (tuple, list, np.ndarray)):  # not caches (dicts)
+                    parts[field.name] = value
+    return {
+        str(name): {"examples": example_count(part), "sha256": content_hash(part)}
+        for name, part in parts.items()
+    }
+
+
+def example_count(part) -> int | None:
+    try:
+        return len(part)
+    except TypeError:
+        return None
+
+
+def content_hash(value) -> str:
+    digest = hashlib.sha256()
+    feed(digest, value)
+    return digest.hexdigest()
+
+
+def feed(digest, value) -> None:
+    """Add ``value`` to ``digest``, tagged by kind, so that different values differ."""
+    if value is None:
+        digest.update(b"N")
+    elif isinstance(value, str):
+        text = value.encode("utf-8", "surrogatepass")
+        digest.update(b"s%d:" % len(text) + text)
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        digest.update(b"b%d:" % len(value) + bytes(value))
+    elif isinstance(value, (bool, int, float, complex, np.generic)):
+        item = value.item() if isinstance(value, np.generic) else value
+        if isinstance(item, (str, bytes)):
+            feed(digest, item)
+        else:
+            digest.update(f"{type(item).__name__}:{item!r};".encode())
+    elif isinstance(value, np.ndarray):
+        feed_array(digest, value)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        digest.update(f"D{type(value).__qualname__}(".encode())
+        for field in dataclasses.fields(value):
+            digest.update(f"{field.name}=".encode())
+            feed(digest, getattr(value, field.name))
+        digest.update(b")")
+    elif isinstance(value, Mapping):
+        digest.update(b"M%d{" % len(value))
+        for key in sorted(value, key=repr):
+            feed(digest, key)
+            feed(digest, value[key])
+        digest.update(b"}")
+    elif isinstance(value, (tuple, list)):
+        feed_sequence(digest, value)
+    elif isinstance(value, tf.Tensor):
+        feed(digest, value.numpy())
+    elif isinstance(value, tf.data.Dataset):
+        if int(value.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
+            digest.update(b"endless dataset")
+        else:
+            feed_sequence(digest, list(value.as_numpy_iterator()))
+    elif hasattr(value, "__len__") and hasattr(value, "__iter__"):
+        feed_sequence(digest, list(value))
+    else:
+        text = repr(value)
+        # A default repr names a memory address, which differs from run to run.
+        digest.update((type(value).__qualname__ if " at 0x" in text else text).encode())
+
+
+def feed_array(digest, array: np.ndarray) -> None:
+    digest.update(f"A{array.dtype.str}{array.shape}".encode())
+    if array.dtype.hasobject:
+        feed_sequence(digest, array.ravel().tolist())
+    else:
+        digest.update(np.ascontiguousarray(array).tobytes())
+
+
+def feed_sequence(digest, items) -> None:
+    digest.update(b"L%d[" % len(items))
+    if len(items) >= BULK_STRINGS and all(type(item) is str for item in items):
+        # Many texts at once: their lengths, then all of them (fast for 100,000s).
+        digest.update(np.fromiter(map(len, items), np.int64, len(items)).tobytes())
+        digest.update("".join(items).encode("utf-8", "surrogatepass"))
+    else:
+        for item in items:
+            feed(digest, item)
+    digest.update(b"]")
+
+
+def data_changes(saved: dict, current: dict) -> list[str]:
+    """What differs between two `data_fingerprint` results, in words, split by split."""
+    changes = []
+    for name in [*current, *(name for name in saved if name not in current)]:
+        before, after = saved.get(name), current.get(name)
+        if before == after:
+            continue
+        if before is None:
+            changes.append(f"{name}: new")
+        elif after is None:
+            changes.append(f"{name}: gone")
+        elif before.get("examples") != after.get("examples"):
+            changes.append(
+                f"{name}: {count_text(before.get('examples'))} → "
+                f"{count_text(after.get('examples'))} examples"
+            )
+        else:
+            changes.append(f"{name}: same size, different contents")
+    return changes
+
+
+def count_text(count) -> str:
+    return f"{count:,}" if isinstance(count, int) else "?"
+
+
+# Files and folders.
+
+
+def foreign_contents(path: Path) -> list[Path]:
+    """What ``path`` holds besides what a run writes there before its first epoch ends."""
+    ours = (LOCK_FILE, CONFIG_FILE, DATA_FILE, EPOCHS_FILE)
+    return [
+        child for child in path.iterdir()
+        if child.name not in ours and not child.name.startswith(tuple(f".{n}." for n in ours))
+        and not (child.is_dir() and re.fullmatch(r"phase-\d+", child.name))
+    ]  # fmt: skip
+
+
+def first_missing_folder(path: Path) -> Path:
+    """The outermost folder of ``path`` that does not exist yet (``path`` itself at least)."""
+    missing = path
+    for parent in path.parents:
+        if parent.exists():
+            break
+        missing = parent
+    return missing
+
+
+def remove_made_folders(path: Path, made_from: Path | None) -> None:
+    """Remove the now empty folders above ``path`` that were made for it."""
+    if made_from is None or made_from == path:
+        return
+    for parent in path.parents:
+        try:
+            parent.rmdir()
+        except OSError:
+            return  # not empty, or gone
+        if parent == made_from:
+            return
+
+
+def read_json(path: Path, default):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return default
 
 
 def write_json_atomically(path: Path, payload) -> None:

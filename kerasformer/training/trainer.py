@@ -19,8 +19,10 @@ from kerasformer.datasets.pipeline import (
 )
 from kerasformer.datasets.text_augmentation import require_augmented_copies
 from kerasformer.errors import KerasformerError
+from kerasformer.export.export_kind import BERT_PART, CLASSIFIER, require_export_kind
 from kerasformer.export.staged_directory import require_replaceable, staged_directory
 from kerasformer.models.bert_classifier import encoder_layer
+from kerasformer.network import is_url
 from kerasformer.plots import plot_training_history, save_figure
 from kerasformer.training.acceleration import (
     dtype_policy,
@@ -42,6 +44,7 @@ from kerasformer.training.run_directory import (
     CONFIG_FILE,
     MAY_DIFFER,
     RunDirectory,
+    data_fingerprint,
     run_directory_for,
 )
 from kerasformer.training.tasks import task_named
@@ -133,6 +136,7 @@ class TrainingConfig:
                 f"{', '.join(task.datasets)}."
             )
         require_recipe_fits_model(self.resolved_recipe(), self.model)
+        require_bert_handles_fit(self.model_options)
         if classifies:
             self.require_input_pipeline_fits()
         self.require_distillation_settings_fit()
@@ -175,6 +179,7 @@ class TrainingConfig:
                 "distillation needs a teacher: the export directory of a classifier trained "
                 "on this dataset (kerasformer distill --teacher saved_models/ag_news-bert)."
             )
+        require_export_kind(self.teacher, CLASSIFIER)
         if not (Path(self.teacher) / "saved_model.pb").is_file():
             raise KerasformerError(
                 f"--teacher {self.teacher} is not an exported model (no saved_model.pb); pass "
@@ -196,6 +201,14 @@ class TrainingConfig:
                 "--xla would compile again for every batch length of the 'dynamic' input "
                 "pipeline; use 'bucketed' or 'padded' with --xla."
             )
+
+
+def require_bert_handles_fit(model_options: dict) -> None:
+    """--preprocess and --encoder name parts of a BERT conversion, not other outputs."""
+    for name in ("preprocess", "encoder"):
+        handle = model_options.get(name)
+        if handle is not None and not is_url(str(handle)):
+            require_export_kind(handle, BERT_PART)
 
 
 @dataclass
@@ -244,33 +257,42 @@ def train(
     chief = is_chief(strategy)
     run = None
     if export_dir is not None and chief:
-        run = RunDirectory(run_directory_for(export_dir), asdict(config), config.resume)
-    with dtype_policy(config.mixed_precision), strategy.scope():
-        model, plan = task.build(config, data)
-    if export_dir is not None and not chief:
-        run = chief_run_directory(export_dir, config)
-    started = time.perf_counter()
+        # Checked now (a run in progress, --resume); written just before the first epoch.
+        run = RunDirectory(
+            run_directory_for(export_dir), asdict(config), config.resume,
+            fingerprint=data_fingerprint(data), start=False,
+        )  # fmt: skip
     try:
-        history, interrupted = run_recipe(plan, data, config, verbose, run)
-    except NonFiniteLoss:
+        with dtype_policy(config.mixed_precision), strategy.scope():
+            model, plan = task.build(config, data)
+        if export_dir is not None and not chief:
+            run = chief_run_directory(export_dir, config)
+        started = time.perf_counter()
+        try:
+            history, interrupted = run_recipe(plan, data, config, verbose, run)
+        except NonFiniteLoss:
+            if run is not None:
+                run.delete()  # its last backup is the state that diverged
+            raise
+        train_seconds = time.perf_counter() - started
+        metrics = task.evaluate(model, data, config)
+        if export_dir is not None:
+            # Every worker saves (see worker_export_dir); only the chief's export is kept.
+            with worker_export_dir(export_dir, strategy) as written:
+                export_trained(task, model, data, config, history, metrics, interrupted, written)
+            if not chief:
+                remove_empty_directories(run.path)  # the chief keeps or deletes its own
+            elif interrupted:
+                if run.epochs:  # else nothing to continue: closing deletes the directory
+                    print(
+                        f"Backups of the completed epochs stay in {run.path}; the same "
+                        "command with --resume continues the run."
+                    )
+            else:
+                run.delete()
+    finally:
         if run is not None:
-            run.delete()  # its last backup is the state that diverged
-        raise
-    train_seconds = time.perf_counter() - started
-    metrics = task.evaluate(model, data, config)
-    if export_dir is not None:
-        # Every worker saves (see worker_export_dir); only the chief's export is kept.
-        with worker_export_dir(export_dir, strategy) as written:
-            export_trained(task, model, data, config, history, metrics, interrupted, written)
-        if not chief:
-            remove_empty_directories(run.path)  # the chief keeps or deletes its own
-        elif interrupted:
-            print(
-                f"Backups of the completed epochs stay in {run.path}; the same command with "
-                "--resume continues the run."
-            )
-        else:
-            run.delete()
+            run.close()  # releases the lock; deletes a directory with no completed epoch
     return TrainingResult(
         model, data, history, metrics, export_dir, interrupted, plan.fit_model, train_seconds
     )
@@ -280,13 +302,15 @@ def chief_run_directory(export_dir: Path, config: TrainingConfig) -> RunDirector
     """A non-chief worker's view of the chief's run directory, where it writes nothing.
 
     Called once the model is built: building waits for the chief to send the initial
-    weights, and the chief has set up (or checked, for ``--resume``) its run directory
-    before that, so the run found there is this one. Keras restores every worker from
-    the chief's backups there, so resuming needs a filesystem that all workers share.
+    weights, and the chief has checked its run directory before that (and removed one
+    left with no completed epoch), so the run found there is this one; a new run's
+    directory is written by the chief just before its first epoch. The chief alone
+    holds the directory's lock. Keras restores every worker from the chief's backups
+    there, so resuming needs a filesystem that all workers share.
     """
     path = run_directory_for(export_dir)
     require_settings_of_the_chief(path, config)
-    return RunDirectory(path, asdict(config), resume=True, writer=False)
+    return RunDirectory(path, asdict(config), resume=True, writer=False, start=False)
 
 
 def require_settings_of_the_chief(path: Path, config: TrainingConfig) -> None:
@@ -427,6 +451,8 @@ def run_recipe(
         callbacks = [StopOnNonFiniteWeights(phase)]
         callbacks += [] if run is None else [run.backup_callback(index)]
         callbacks += [*plan.callbacks, StopOnNonFiniteLoss(phase), log]
+        if run is not None:
+            run.start()  # nothing refused the run: write its directory and lock it
         try:
             model.fit(
                 train_batches,

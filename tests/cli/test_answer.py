@@ -1,5 +1,8 @@
 """`kerasformer train --task question-answering`, then `kerasformer answer`."""
 
+import io
+import json
+
 import pytest
 
 from kerasformer.cli.main import main
@@ -64,7 +67,7 @@ def test_answer_reads_a_context_file(capsys, trained_question_answerer, tmp_path
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--context", "  "], "context 0 is empty"),
+        (["--context", "  "], "--question and --context has an empty context"),
         (["--context-file", "missing.txt"], "--context-file missing.txt does not exist"),
     ],
 )
@@ -75,3 +78,23 @@ def test_answer_errors_are_one_line(capsys, trained_question_answerer, extra, me
     )  # fmt: skip
     assert code != 0
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_answer_reads_json_lines_one_record_each(capsys, monkeypatch, trained_question_answerer):
+    export_dir = str(trained_question_answerer.export_dir)
+    pair = {"question": "which team", "context": "Zürich said: striker bank, today."}
+    alone = run_cli(capsys, "answer", export_dir, "--question", pair["question"], "--context",
+                    pair["context"], "--json")[1]  # fmt: skip
+    lines = [json.dumps(pair), "{not json", json.dumps({"question": "q"}), json.dumps(pair)]
+    data = ("\n".join(lines) + "\n").encode()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+    code, out, err = run_cli(capsys, "answer", export_dir, "-", "--json")
+    assert code == 1
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["status"] for r in records] == ["ok", "error", "error", "ok"]
+    expected = {k: v for k, v in json.loads(alone).items() if k not in ("input", "text")}
+    for record in (records[0], records[3]):
+        assert {k: record[k] for k in expected} == expected
+    assert "line 2 of standard input is not JSON" in records[1]["message"]
+    assert "not a JSON object with both keys" in records[2]["message"]
+    assert err.count("\n") == 2

@@ -49,7 +49,7 @@ def test_cli_names_match_the_registries():
         (["train", "--dataset", "imdb"], "argument --dataset: invalid choice: 'imdb'"),
         (["train", "--dropout", "2"], "argument --dropout: expected a number in [0, 1), got 2.0"),
         (["evaluate", "some/model"], "the following arguments are required: --dataset"),
-        (["predict", "some/model"], "the following arguments are required: TEXT"),
+        (["predict"], "the following arguments are required: MODEL"),
         (["fly"], "invalid choice: 'fly'"),
         (["train", "--input-pipeline", "fast"], "argument --input-pipeline: invalid choice"),
     ],
@@ -58,6 +58,16 @@ def test_bad_arguments_are_one_line(capsys, argv, message):
     code, out, err = run_cli_expecting_exit(capsys, *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize("command", ["predict", "translate", "generate", "answer"])
+def test_a_command_given_no_input_says_how_to_give_one(capsys, tmp_path, command):
+    code, out, err = run_cli(capsys, command, str(tmp_path))
+    assert (code, out) == (2, "")
+    assert err == (
+        "kerasformer: error: nothing to read: give the inputs as arguments, '-' for "
+        "standard input, or --input-file FILE.\n"
+    )
 
 
 def test_missing_data_dir_is_one_line(capsys, tmp_path):
@@ -150,12 +160,11 @@ def test_console_script_errors_have_no_traceback(trained_bbc, tmp_path):
         timeout=300,
     )
     assert empty.returncode == 2
-    assert "Traceback" not in empty.stderr
-    assert (
-        empty.stderr.strip()
-        .splitlines()[-1]
-        .startswith("kerasformer: error: '-' reads texts from standard input, but it was empty")
+    # One line: no traceback, and none of TensorFlow's log lines either.
+    assert empty.stderr.startswith(
+        "kerasformer: error: '-' reads inputs from standard input, but it was empty"
     )
+    assert empty.stderr.count("\n") == 1
     existing = subprocess.run(
         [exe, "train", "--export-dir", str(trained_bbc.export_dir)],
         capture_output=True,

@@ -148,7 +148,7 @@ def test_dash_twice_is_refused(capsys, monkeypatch, tmp_path):
     assert (code, out) == (2, "")
     assert err == (
         "kerasformer: error: '-' is given 2 times, but standard input can be read only "
-        "once; give '-' once, where its lines belong among the texts.\n"
+        "once; give '-' once, where its lines belong among the inputs.\n"
     )
 
 
@@ -156,8 +156,8 @@ def test_dash_with_empty_stdin_is_refused(capsys, monkeypatch, tmp_path):
     code, out, err = run_with_stdin(capsys, monkeypatch, b"", str(tmp_path), "x", "-")
     assert (code, out) == (2, "")
     assert err == (
-        "kerasformer: error: '-' reads texts from standard input, but it was empty; pipe "
-        "one text per line into it, or drop '-'.\n"
+        "kerasformer: error: '-' reads inputs from standard input, but it was empty; pipe "
+        "one input per line into it, or drop '-'.\n"
     )
 
 
@@ -167,6 +167,6 @@ def test_help_documents_records_and_exit_status(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert "exactly one record, in input order" in help_text
     assert (
-        "exit status: 0 every text classified (warnings allowed); 1 some texts could not "
-        "be classified; 2 nothing was classified" in help_text
+        "exit status: 0 every input answered (warnings allowed); 1 some inputs failed; 2 "
+        "nothing was read" in help_text
     )

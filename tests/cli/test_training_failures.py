@@ -226,3 +226,68 @@ def test_a_killed_run_resumes_where_its_backups_end(tiny_ag_news_dir, tmp_path):
     assert history["loss"][0] == first_epoch[0]["loss"]  # the killed run's epoch, kept
     assert json.loads((export_dir / "metrics.json").read_text())["interrupted"] is False
     assert not run_dir.exists()
+
+
+def wait_for_file(path: Path, child: subprocess.Popen, seconds: float = 300) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.is_file():
+        assert child.poll() is None, child.stdout.read()[-3000:]
+        assert time.monotonic() < deadline, f"{path} did not appear"
+        time.sleep(0.1)
+
+
+def test_a_second_run_while_the_first_trains_is_refused_naming_its_process(
+    tiny_ag_news_dir, tmp_path
+):
+    export_dir = tmp_path / "saved_models" / "tiny"
+    run_dir = tmp_path / "saved_models" / "tiny.training"
+    argv = tiny_training(tiny_ag_news_dir, "--epochs", "200", "--export-dir", str(export_dir))
+    first = subprocess.Popen(
+        [sys.executable, "-c", SLOW_TRAINING, *argv], stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )  # fmt: skip
+    try:
+        wait_for_file(run_dir / "lock.json", first)
+        results = run_cases(
+            [{"cwd": str(tmp_path), "argv": [*argv, *extra]}
+             for extra in ((), ("--resume",), ("--resume", "--overwrite"))]
+        )  # fmt: skip
+        assert first.poll() is None, "the first run ended before the others were refused"
+    finally:
+        first.kill()
+        first.wait()
+    for result in results:
+        assert_one_line_error(
+            result, f"a run is in progress (PID {first.pid} on ", str(run_dir), "wait for it"
+        )
+    assert not export_dir.exists()
+
+
+def test_question_answering_settings_that_cannot_work_leave_nothing_behind(tiny_hub_bert, tmp_path):
+    from tests.conftest import write_synthetic_squad
+
+    data = write_synthetic_squad(tmp_path / "squad", articles=10, per_article=2)
+    export_dir = tmp_path / "saved_models" / "qa"
+
+    def qa_training(*windows):
+        argv = [
+            "train", "--task", "question-answering", "--data-dir", str(data),
+            "--preprocess", str(tiny_hub_bert.preprocess), "--encoder", str(tiny_hub_bert.encoder),
+            "--epochs", "1", "--batch-size", "8", "--export-dir", str(export_dir), *windows,
+        ]  # fmt: skip
+        return {"cwd": str(tmp_path), "argv": argv}
+
+    too_long, stride, corrected = run_cases(
+        [
+            qa_training("--seq-length", "100000"),
+            qa_training("--seq-length", "32", "--doc-stride", "1000"),
+            qa_training("--seq-length", "32", "--doc-stride", "8"),
+        ]
+    )
+    assert_one_line_error(too_long, "seq_length 100,000 is longer than the encoder",
+                          "pass --seq-length 64 or less")  # fmt: skip
+    assert "Model:" not in too_long["out"]  # refused before anything was built
+    assert_one_line_error(stride, "doc_stride 1000 is longer than")
+    assert corrected["code"] == 0, corrected["err"][-3000:]
+    assert (export_dir / "saved_model.pb").is_file()
+    assert sorted(p.name for p in export_dir.parent.iterdir()) == ["qa"]

@@ -1,6 +1,8 @@
 """`kerasformer train --task translation|language-model`, then `translate` and `generate`."""
 
 import io
+import json
+import re
 import traceback
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -161,17 +163,57 @@ def test_translate_draws_the_alignment(capsys, trained_translators, model, tmp_p
     assert_not_blank(read_png(picture))
 
 
-def test_translate_refuses_an_empty_sentence(capsys, trained_translators):
+def feed_stdin(monkeypatch, data: bytes) -> None:
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+
+
+def test_translate_refuses_an_empty_sentence_alone(capsys, trained_translators):
     export_dir = trained_translators["transformer"][-1]
+    alone = run_cli(capsys, "translate", str(export_dir), "nine two")[1]
     code, out, err = run_cli(capsys, "translate", str(export_dir), "nine two", "")
-    assert_one_line_error(code, out, err, "sentence 2 has no words")
+    assert (code, out) == (1, alone + "\n")  # an empty line keeps the lines in step
+    assert err == (
+        "kerasformer: error: sentence argument 2 has no words to translate; pass some text.\n"
+    )
 
 
-def test_translate_refuses_an_over_long_sentence(capsys, trained_translators):
+def test_translate_refuses_an_over_long_sentence_alone(capsys, trained_translators):
     export_dir = trained_translators["rnn"][-1]
     too_long = " ".join(["one"] * (MAXLEN + 1))
-    code, out, err = run_cli(capsys, "translate", str(export_dir), too_long)
-    assert_one_line_error(code, out, err, f"{MAXLEN + 1} words", f"model's {MAXLEN}")
+    code, out, err = run_cli(capsys, "translate", str(export_dir), too_long, "--json")
+    assert code == 1
+    record = json.loads(out)
+    assert record["status"] == "error" and record["input"] == 1
+    assert f"{MAXLEN + 1} words" in record["message"] and f"model's {MAXLEN}" in err
+
+
+@pytest.mark.parametrize("model", ["transformer", "rnn"])
+def test_translate_reads_standard_input_one_record_per_line(
+    capsys, monkeypatch, trained_translators, model
+):
+    export_dir = trained_translators[model][-1]
+    sentences = ["Three one four.", "nine two", "Seven seven eight five."]
+    expected = run_cli(capsys, "translate", str(export_dir), *sentences)[1].splitlines()
+    feed_stdin(monkeypatch, b"nine two\n\xffbad\nSeven seven eight five.\n")
+    code, out, err = run_cli(capsys, "translate", str(export_dir), "Three one four.", "-",
+                             "--json")  # fmt: skip
+    assert code == 1
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["input"] for r in records] == [1, 2, 3, 4]
+    assert [r["status"] for r in records] == ["ok", "ok", "error", "ok"]
+    assert [r.get("translation") for r in records] == [*expected[:2], None, expected[2]]
+    assert "line 2 of standard input is not valid UTF-8" in records[2]["message"]
+    assert err.count("\n") == 1
+
+
+def test_translate_reads_an_input_file(capsys, trained_translators, tmp_path):
+    export_dir = trained_translators["transformer"][-1]
+    expected = run_cli(capsys, "translate", str(export_dir), "nine two", "one")[1]
+    (tmp_path / "in.txt").write_text("nine two\none\n", encoding="utf-8")
+    code, out, _ = run_cli(
+        capsys, "translate", str(export_dir), "--input-file", str(tmp_path / "in.txt")
+    )
+    assert (code, out) == (0, expected)
 
 
 def test_translate_refuses_a_layer_the_model_does_not_have(capsys, trained_translators, tmp_path):
@@ -234,6 +276,30 @@ def test_exported_language_model_serves_a_prompt(trained_language_model):
 
 
 @pytest.mark.parametrize(
+    "temperature, top_k, top_p, message",
+    [
+        (-1.0, 40, 1.0, "temperature must be a finite number >= 0"),
+        (float("nan"), 40, 1.0, "temperature must be a finite number >= 0"),
+        (float("inf"), 40, 1.0, "temperature must be a finite number >= 0"),
+        (1.0, -1, 1.0, "top_k must be >= 0"),
+        (1.0, 40, 0.0, "top_p must be in (0, 1]"),
+        (1.0, 40, float("nan"), "top_p must be in (0, 1]"),
+        (1.0, 40, 1.5, "top_p must be in (0, 1]"),
+    ],
+)
+def test_the_sample_signature_refuses_what_the_cli_refuses(
+    trained_language_model, temperature, top_k, top_p, message
+):
+    sample = tf.saved_model.load(str(trained_language_model[-1])).signatures["sample"]
+    arguments = dict(inputs=tf.constant(["the cat"]), temperature=tf.constant(temperature),
+                     top_k=tf.constant(top_k), top_p=tf.constant(top_p))  # fmt: skip
+    with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(message)):
+        sample(**arguments)
+    arguments.update(temperature=tf.constant(0.5), top_k=tf.constant(0), top_p=tf.constant(1.0))
+    assert sample(**arguments)["outputs"].shape == (1,)  # and the limits themselves pass
+
+
+@pytest.mark.parametrize(
     "flags, message",
     [
         (["--temperature", "-1"], "argument --temperature: expected a number >= 0, got -1.0"),
@@ -251,7 +317,23 @@ def test_generate_refuses_a_prompt_too_long_for_the_window(capsys, trained_langu
     code, out, err = run_cli(
         capsys, "generate", str(trained_language_model[-1]), prompt, "--max-tokens", "5"
     )
-    assert_one_line_error(code, out, err, f"prompt 1 has {LM_WINDOW - 5} tokens")
+    assert (code, out) == (1, "\n")
+    assert f"prompt argument 1 has {LM_WINDOW - 5} tokens" in err and err.count("\n") == 1
+
+
+def test_generate_reads_stdin_and_refuses_blank_prompts_alone(
+    capsys, monkeypatch, trained_language_model
+):
+    export_dir = str(trained_language_model[-1])
+    feed_stdin(monkeypatch, b"the cat\n   \n\na dog\n")
+    code, out, err = run_cli(capsys, "generate", export_dir, "-", "--json", "--seed", "1",
+                             "--max-tokens", "3")  # fmt: skip
+    assert code == 1
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["status"] for r in records] == ["ok", "error", "error", "ok"]
+    assert records[0]["output"].startswith("the cat") and records[3]["output"].startswith("a dog")
+    assert "line 2 of standard input is empty" in records[1]["message"]
+    assert err.count("\n") == 2
 
 
 @pytest.mark.parametrize(
