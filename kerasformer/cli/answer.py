@@ -18,6 +18,7 @@ from kerasformer.cli.inputs import (
     records_for,
     with_problems,
 )
+from kerasformer.cli.outputs import add_overwrite_argument, require_output_file, save_picture
 
 PAIR_FORMAT = 'give one {"question": "...", "context": "..."} per line'
 
@@ -52,19 +53,23 @@ def add_parser(subparsers) -> None:
     )  # fmt: skip
     add_json_argument(parser)
     parser.add_argument("--plot", metavar="PNG", help="draw the start/end probabilities here")
+    add_overwrite_argument(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from kerasformer.export.question_answerer_export import load_question_answerer
 
+    if args.plot:
+        require_output_file(args.plot, "--plot", args.overwrite)
     inputs = with_problems(read_pairs(args), pair_problem)
     answerer = load_question_answerer(args.model)
     records = records_for(inputs, lambda lines: answer_all(answerer, lines))
     status = print_records(inputs, records, args.json, answer_lines)
     if args.plot and records[0]["status"] == "ok":
         question, context = parse_pair(inputs[0].text)
-        path = save_span_plot(answerer, question, context, records[0], args.plot)
+        figure = span_plot(answerer, question, context, records[0])
+        path = save_picture(figure, args.plot, "--plot", args.overwrite)
         print(f"Probabilities written to {path}", file=sys.stderr if args.json else sys.stdout)
     return status
 
@@ -146,8 +151,8 @@ def read_context(path: Path) -> str:
     return read_utf8_text(path)
 
 
-def save_span_plot(answerer, question: str, context: str, answer: dict, path):
-    from kerasformer.plots import plot_span_probabilities, save_figure
+def span_plot(answerer, question: str, context: str, answer: dict):
+    from kerasformer.plots import plot_span_probabilities
 
     seen = answerer.token_probabilities(question, context)
     first = len(context[: answer["start"]].encode("utf-8"))
@@ -158,4 +163,4 @@ def save_span_plot(answerer, question: str, context: str, answer: dict, path):
         answer=(inside[0], inside[-1]) if inside else None,
         title=f"{question} → {answer['answer']}",
     )  # fmt: skip
-    return save_figure(figure, path)
+    return figure

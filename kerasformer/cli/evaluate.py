@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from kerasformer.cli._arguments import (
     DATASETS_BY_TASK,
     add_dataset_arguments,
     add_model_argument,
+)
+from kerasformer.cli.outputs import (
+    add_overwrite_argument,
+    require_output_file,
+    save_json,
+    save_picture,
 )
 
 
@@ -37,15 +42,22 @@ def add_parser(subparsers) -> None:
         help="where to draw the confusion matrix "
         "(default: MODEL/confusion_matrix-DATASET-SPLIT.png)",
     )
+    add_overwrite_argument(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from kerasformer.datasets import load_dataset
     from kerasformer.export import ExportedClassifier
-    from kerasformer.plots import plot_confusion_matrix, save_figure
+    from kerasformer.plots import plot_confusion_matrix
     from kerasformer.training import classification_metrics
 
+    picture = args.confusion_matrix or (
+        Path(args.model) / f"confusion_matrix-{args.dataset}-{args.split}.png"
+    )
+    if args.output:
+        require_output_file(args.output, "--output", args.overwrite)
+    require_output_file(picture, "--confusion-matrix", args.overwrite)
     classifier = ExportedClassifier(args.model)
     data = load_dataset(args.dataset, args.data_dir)
     require_same_classes(classifier.class_names, data.class_names, args.dataset)
@@ -54,14 +66,12 @@ def run(args: argparse.Namespace) -> int:
     metrics = classification_metrics(part.labels, probabilities, data.class_names)
     print(format_report(metrics, f"{args.dataset} {args.split} ({len(part)} examples)"))
     if args.output:
-        Path(args.output).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
-    picture = args.confusion_matrix or (
-        Path(args.model) / f"confusion_matrix-{args.dataset}-{args.split}.png"
-    )
+        save_json(metrics, args.output, "--output", args.overwrite)
     figure = plot_confusion_matrix(
         metrics["confusion_matrix"], data.class_names, title=f"{args.dataset} {args.split}"
     )
-    print(f"\nConfusion matrix drawn in {save_figure(figure, picture)}")
+    path = save_picture(figure, picture, "--confusion-matrix", args.overwrite)
+    print(f"\nConfusion matrix drawn in {path}")
     return 0
 
 

@@ -14,6 +14,7 @@ from kerasformer.cli.inputs import (
     records_for,
     with_problems,
 )
+from kerasformer.cli.outputs import add_overwrite_argument, require_output_file, save_picture
 
 
 def add_parser(subparsers) -> None:
@@ -42,6 +43,7 @@ def add_parser(subparsers) -> None:
         "--layer", type=non_negative_int, default=None,
         help="which decoder block's cross-attention to draw (default: the last)",
     )  # fmt: skip
+    add_overwrite_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -49,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     from kerasformer.errors import KerasformerError
     from kerasformer.export.translator_export import load_translator
 
+    if args.alignment:
+        require_output_file(args.alignment, "--alignment", args.overwrite)
     inputs = read_inputs(args.texts, args.input_file, noun="sentence")
     translator = load_translator(args.model)
     inputs = with_problems(inputs, translator.problem)
@@ -68,13 +72,14 @@ def run(args: argparse.Namespace) -> int:
             raise KerasformerError(
                 f"--layer {layer}: the model has {layers} decoder block(s), counted from 0."
             )
-        path = save_alignment(alignment, layer, args.alignment, title=str(args.model))
+        figure = alignment_figure(alignment, layer, title=str(args.model))
+        path = save_picture(figure, args.alignment, "--alignment", args.overwrite)
         print(f"Alignment written to {path}", file=sys.stderr if args.json else sys.stdout)
     return status
 
 
-def save_alignment(alignment, layer: int, path, title: str):
-    from kerasformer.plots import plot_alignment, plot_attention_heads, save_figure
+def alignment_figure(alignment, layer: int, title: str):
+    from kerasformer.plots import plot_alignment, plot_attention_heads
 
     weights = alignment.weights[layer]
     if weights.shape[0] == 1:  # the RNN: one alignment matrix
@@ -86,4 +91,4 @@ def save_alignment(alignment, layer: int, path, title: str):
             alignment.target_tokens, weights, key_tokens=alignment.source_tokens,
             title=f"{title}: cross-attention of decoder block {layer}",
         )  # fmt: skip
-    return save_figure(figure, path)
+    return figure

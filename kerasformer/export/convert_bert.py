@@ -102,7 +102,7 @@ def convert_bert(
         raise KerasformerError(
             f"compute_dtype must be one of {', '.join(COMPUTE_POLICIES)}, got {compute_dtype!r}."
         )
-    require_replaceable(out, overwrite, flag="--out")
+    require_replaceable(out, overwrite, flag="--out", kind="bert-conversion")
     require_checkpoint_files(source)
     config = read_bert_config(source / "config.json")
     lower_case = read_lower_case(source, config)
@@ -134,7 +134,7 @@ def convert_bert(
 
         with (
             tempfile.TemporaryDirectory(prefix="kerasformer-checkpoint-") as scratch,
-            staged_directory(out, kind="bert-conversion") as staging,
+            staged_directory(out, "bert-conversion", overwrite, flag="--out") as staging,
         ):
             # save(), not write(): the Model Garden restore also expects the save counter.
             checkpoint = tf.train.Checkpoint(encoder=encoder).save(str(Path(scratch) / "encoder"))

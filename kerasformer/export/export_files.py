@@ -64,8 +64,8 @@ def require_intact_export(directory: str | Path, kind: ExportKind) -> Path:
         path = directory / name
         if not path.is_file():
             raise KerasformerError(
-                f"{directory} is not {kind.noun} (no {name}); pass a directory that "
-                f"`kerasformer train` wrote for it ({kind.used_by} reads it)."
+                f"{directory} is not an exported {kind.bare_noun} (no {name}); pass the "
+                f"directory that `{kind.made_by}` wrote."
             )
         if path.stat().st_size == 0:
             raise damaged(path)

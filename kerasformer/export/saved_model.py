@@ -140,8 +140,8 @@ def export_classifier(
     a killed process never leaves half a model; an existing ``export_dir`` is replaced
     only if kerasformer wrote it (and ``overwrite`` is true).
     """
-    require_replaceable(export_dir, overwrite, flag="--export-dir")
-    with staged_directory(export_dir, kind="classifier") as staging:
+    require_replaceable(export_dir, overwrite, flag="--export-dir", kind="classifier")
+    with staged_directory(export_dir, "classifier", overwrite) as staging:
         write_classifier(model, class_names, staging)
     return Path(export_dir)
 

@@ -23,8 +23,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kerasformer.errors import KerasformerError
-from kerasformer.export.export_kind import MARKER_FILE
+from kerasformer.export.export_kind import KINDS, MARKER_FILE, export_kind, read_marker
 
+MANIFEST_KEY = "files"
+RUN_SUFFIX = ".training"  # kerasformer.training.run_directory keeps a run's backups there
 STAGING = ".staging-"
 REPLACED = ".replaced-"
 # What exports and conversions held before the marker existed, so --overwrite still
@@ -39,26 +41,59 @@ LEGACY_LAYOUTS = (
 )  # fmt: skip
 
 
-def require_replaceable(destination: str | Path, overwrite: bool, flag: str) -> None:
+def require_replaceable(
+    destination: str | Path, overwrite: bool, flag: str, kind: str | None = None
+) -> None:
     """Refuse, before any work, a destination that could not or must not be written.
 
     Args:
         destination: The directory to write.
         overwrite: Whether an existing kerasformer directory there may be replaced.
         flag: The command-line option that names ``destination``, for the messages.
+        kind: What will be written there (``"classifier"``...): ``--overwrite`` replaces
+            only an output of the same kind.
     """
     destination = Path(destination)
+    require_outside_other_outputs(destination, flag)
     if destination.exists() or destination.is_symlink():
         if not overwrite:
             raise KerasformerError(
                 f"{destination} already exists; pass --overwrite to replace it or {flag} "
                 "to write somewhere else."
             )
-        require_own_directory(destination, flag)
+        require_own_directory(destination, flag, kind)
     require_writable_parent(destination, flag)
 
 
-def require_own_directory(destination: Path, flag: str) -> None:
+def require_outside_other_outputs(destination: Path, flag: str) -> None:
+    """Nothing is written inside an export, a conversion or a run directory.
+
+    Replacing the outer one would delete the inner one, and its kind's commands would
+    meet files they do not know.
+    """
+    for parent in Path(os.path.abspath(destination)).parents:
+        if (parent / MARKER_FILE).is_file():
+            kind = export_kind(parent)
+            what = kind.noun if kind is not None else "an output"
+            raise KerasformerError(
+                f"{destination} is inside {parent}, which is {what} written by kerasformer; "
+                f"choose a {flag} outside it."
+            )
+        if parent.name.endswith(RUN_SUFFIX) and (parent / "config.json").is_file():
+            raise KerasformerError(
+                f"{destination} is inside {parent}, the backups of a training run; choose a "
+                f"{flag} outside it."
+            )
+
+
+def require_own_directory(destination: Path, flag: str, kind: str | None = None) -> None:
+    """``destination`` is wholly kerasformer's, of ``kind``: replacing it loses nothing else."""
+    if destination.is_symlink():
+        raise KerasformerError(
+            f"{destination} is a symbolic link (to {os.readlink(destination)}); --overwrite "
+            f"does not replace through links: name the directory itself with {flag}, or "
+            "remove the link."
+        )
     if not destination.is_dir():
         raise KerasformerError(f"{destination} is a file; {flag} must name a directory.")
     resolved, working = destination.resolve(), Path.cwd().resolve()
@@ -72,6 +107,18 @@ def require_own_directory(destination: Path, flag: str) -> None:
             f"--overwrite only replaces a directory that kerasformer wrote, and {destination} "
             f"is not one (no {MARKER_FILE}); choose another {flag} or empty it yourself."
         )
+    existing = export_kind(destination)
+    if kind is not None and existing is not None and existing.name != kind:
+        raise KerasformerError(
+            f"{destination} is {existing.noun}, and --overwrite replaces only "
+            f"{KINDS[kind].noun if kind in KINDS else kind}; choose another {flag}."
+        )
+    foreign = first_foreign_file(destination)
+    if foreign is not None:
+        raise KerasformerError(
+            f"{destination} holds {foreign}, which kerasformer did not write there, so "
+            f"--overwrite would delete it; move it out, or choose another {flag}."
+        )
 
 
 def written_by_kerasformer(directory: Path) -> bool:
@@ -80,6 +127,46 @@ def written_by_kerasformer(directory: Path) -> bool:
     names = {path.name for path in directory.iterdir()}
     names = {name for name in names if not name.startswith("confusion_matrix-")}
     return any(required <= names <= allowed for required, allowed in LEGACY_LAYOUTS)
+
+
+def first_foreign_file(directory: Path) -> Path | None:
+    """The first file (or link) under ``directory`` that its manifest does not list.
+
+    Directories written before the manifest existed have only their layout checked
+    (`written_by_kerasformer`).
+    """
+    marker = read_marker(directory)
+    if marker is None or not isinstance(marker.get(MANIFEST_KEY), list):
+        return None
+    written = set(marker[MANIFEST_KEY]) | {MARKER_FILE}
+    for path in sorted(directory.rglob("*")):
+        if (path.is_file() or path.is_symlink()) and (
+            path.relative_to(directory).as_posix() not in written
+        ):
+            return path
+    return None
+
+
+def manifest(directory: Path) -> list[str]:
+    """Every file under ``directory``, relative to it, as the marker lists them."""
+    return sorted(
+        path.relative_to(directory).as_posix()
+        for path in directory.rglob("*")
+        if path.is_file() and path.name not in (MARKER_FILE, f".{MARKER_FILE}.partial")
+    )
+
+
+def add_to_manifest(path: Path) -> None:
+    """A file kerasformer wrote inside one of its outputs joins that output's manifest."""
+    for parent in Path(os.path.abspath(path)).parents:
+        marker = read_marker(parent)
+        if marker is None:
+            continue
+        if isinstance(marker.get(MANIFEST_KEY), list):
+            relative = Path(os.path.abspath(path)).relative_to(parent).as_posix()
+            marker[MANIFEST_KEY] = sorted({*marker[MANIFEST_KEY], relative})
+            write_marker_contents(parent, marker)
+        return
 
 
 def require_writable_parent(destination: Path, flag: str) -> None:
@@ -98,10 +185,15 @@ def require_writable_parent(destination: Path, flag: str) -> None:
 
 
 @contextlib.contextmanager
-def staged_directory(destination: str | Path, kind: str) -> Iterator[Path]:
+def staged_directory(
+    destination: str | Path, kind: str, overwrite: bool = True, flag: str = "--export-dir"
+) -> Iterator[Path]:
     """Yield an empty directory to fill; on success it replaces ``destination`` whole.
 
-    If the body raises (or the process dies), ``destination`` is left as it was.
+    If the body raises (or the process dies), ``destination`` is left as it was. What
+    is at ``destination`` by then is checked again as `require_replaceable` checks it
+    (a long run gives time for files to appear there); a refusal raises and replaces
+    nothing.
 
     Example:
 
@@ -115,6 +207,14 @@ def staged_directory(destination: str | Path, kind: str) -> Iterator[Path]:
     try:
         yield staging
         write_marker(staging, kind)
+        require_outside_other_outputs(destination, flag)
+        if destination.exists() or destination.is_symlink():
+            if not overwrite:
+                raise KerasformerError(
+                    f"{destination} appeared while this was being written, and --overwrite "
+                    "was not given; nothing was replaced."
+                )
+            require_own_directory(destination, flag, kind)
         swap_in(staging, destination)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -122,14 +222,23 @@ def staged_directory(destination: str | Path, kind: str) -> Iterator[Path]:
 
 
 def write_marker(directory: Path, kind: str) -> None:
-    """Written last, through a rename: a staging directory with a marker is complete."""
+    """Written last, through a rename: a staging directory with a marker is complete.
+
+    It names the kind of output and lists every file written, so that ``--overwrite``
+    can tell a file someone else put there.
+    """
     from kerasformer import __version__
 
+    write_marker_contents(
+        directory,
+        {"written_by": "kerasformer", "version": __version__, "kind": kind,
+         MANIFEST_KEY: manifest(directory)},
+    )  # fmt: skip
+
+
+def write_marker_contents(directory: Path, marker: dict) -> None:
     partial = directory / f".{MARKER_FILE}.partial"
-    partial.write_text(
-        json.dumps({"written_by": "kerasformer", "version": __version__, "kind": kind}) + "\n",
-        encoding="utf-8",
-    )
+    partial.write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
     os.replace(partial, directory / MARKER_FILE)
 
 

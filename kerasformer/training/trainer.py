@@ -243,7 +243,12 @@ def train(
     config.validate()
     export_dir = config.resolved_export_dir() if export else None
     if export_dir is not None:
-        require_replaceable(export_dir, config.overwrite, flag="--export-dir")
+        require_replaceable(
+            export_dir,
+            config.overwrite,
+            flag="--export-dir",
+            kind=task_named(config.task).export_kind,
+        )
     require_model_fits_in_memory(config)
 
     make_reproducible(config.seed, deterministic_ops=config.deterministic)
@@ -335,7 +340,7 @@ def require_settings_of_the_chief(path: Path, config: TrainingConfig) -> None:
 def export_trained(task, model, data, config, history, metrics, interrupted, export_dir) -> None:
     """Write the export whole (model, history, picture, metrics) or keep the model elsewhere."""
     try:
-        with staged_directory(export_dir, kind=task.export_kind) as staging:
+        with staged_directory(export_dir, task.export_kind, config.overwrite) as staging:
             task.write_export(model, data, staging)
             write_json(staging / HISTORY_FILE, history)
             if history.get("loss"):  # nothing to draw when stopped inside the first epoch

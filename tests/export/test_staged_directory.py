@@ -169,3 +169,70 @@ def test_sigkill_at_any_step_leaves_a_whole_directory_and_the_next_run_cleans_up
     assert done and all(isinstance(sentence, str) for sentence in done)
     assert contents(destination) == survivor
     assert [p.name for p in tmp_path.iterdir()] == ["export"]
+
+
+def written(destination: Path, files: dict, kind: str = "classifier") -> Path:
+    with staged_directory(destination, kind=kind) as staging:
+        write_files(staging, files)
+        (staging / "variables").mkdir()
+        (staging / "variables" / "variables.index").write_text("index")
+    return destination
+
+
+def test_the_marker_lists_every_file_written(tmp_path):
+    import json
+
+    marker = json.loads((written(tmp_path / "export", OLD) / MARKER_FILE).read_text())
+    assert marker["kind"] == "classifier"
+    assert marker["files"] == ["model.txt", "only_old.txt", "variables/variables.index"]
+
+
+@pytest.mark.parametrize("foreign", ["notes.txt", "variables/mine.txt", "sub/saved_model.pb"])
+def test_overwrite_refuses_a_directory_holding_a_file_it_did_not_write(tmp_path, foreign):
+    destination = written(tmp_path / "export", OLD)
+    (destination / foreign).parent.mkdir(exist_ok=True)
+    (destination / foreign).write_text("the user's")
+    with pytest.raises(KerasformerError, match=f"holds {destination / foreign}, which kerasformer"):
+        require_replaceable(destination, overwrite=True, flag="--export-dir", kind="classifier")
+    # Checked again when the new directory is swapped in: a file put there meanwhile.
+    (destination / foreign).unlink()
+    with pytest.raises(KerasformerError, match="which kerasformer did not write"):
+        with staged_directory(destination, "classifier") as staging:
+            write_files(staging, NEW)
+            (destination / foreign).write_text("written during training")
+    assert (destination / foreign).read_text() == "written during training"
+    assert (destination / "model.txt").read_text() == "old"
+
+
+def test_overwrite_refuses_an_output_of_another_kind(tmp_path):
+    conversion = written(tmp_path / "minilm", OLD, kind="bert-conversion")
+    with pytest.raises(KerasformerError, match="is a BERT conversion .*replaces only a classifier"):
+        require_replaceable(conversion, overwrite=True, flag="--export-dir", kind="classifier")
+    classifier = written(tmp_path / "cls", OLD, kind="classifier")
+    with pytest.raises(
+        KerasformerError, match="is a classifier, and --overwrite replaces only a BERT"
+    ):
+        require_replaceable(classifier, overwrite=True, flag="--out", kind="bert-conversion")
+
+
+@pytest.mark.parametrize("inside", ["export", "export/variables", "run.training"])
+def test_nothing_is_written_inside_another_output(tmp_path, inside):
+    written(tmp_path / "export", OLD)
+    run = tmp_path / "run.training"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    with pytest.raises(KerasformerError, match=f"is inside {tmp_path / inside.split('/')[0]}"):
+        require_replaceable(tmp_path / inside / "sub", overwrite=False, flag="--export-dir")
+
+
+def test_overwrite_refuses_a_symbolic_link_and_leaves_its_target(tmp_path):
+    target = written(tmp_path / "export", OLD)
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    with pytest.raises(KerasformerError, match="is a symbolic link"):
+        require_replaceable(link, overwrite=True, flag="--export-dir", kind="classifier")
+    with pytest.raises(KerasformerError, match="is a symbolic link"):
+        with staged_directory(link, "classifier") as staging:
+            write_files(staging, NEW)
+    assert link.is_symlink() and (target / "model.txt").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export", "link"]

@@ -161,18 +161,26 @@ def test_load_translator_gives_the_same_translations(translator_export):
 
 
 def test_loading_what_is_not_a_translator_names_the_fix(generator_export, tmp_path):
-    for directory in (tmp_path, generator_export.export_dir):
-        with pytest.raises(KerasformerError) as caught:
-            load_translator(directory)
-        message = str(caught.value)
-        assert "is not an exported translator" in message
-        assert "kerasformer train --task translation" in message
+    with pytest.raises(KerasformerError) as caught:
+        load_translator(tmp_path)
+    message = str(caught.value)
+    assert "is not an exported translator" in message
+    assert "kerasformer train --task translation" in message
+    with pytest.raises(KerasformerError) as caught:
+        load_translator(generator_export.export_dir)
+    assert str(caught.value) == (
+        f"{generator_export.export_dir} is a language model, not a translator; use "
+        "kerasformer generate."
+    )
 
 
 def test_loading_what_is_not_a_language_model_names_the_fix(translator_export):
     with pytest.raises(KerasformerError) as caught:
         load_generator(translator_export.export_dir)
-    assert "kerasformer train --task language-model" in str(caught.value)
+    assert str(caught.value) == (
+        f"{translator_export.export_dir} is a translator, not a language model; use "
+        "kerasformer translate."
+    )
 
 
 def test_generator_sample_signature_at_temperature_0_is_greedy(served, generator_export):

@@ -1,0 +1,114 @@
+"""Output files of the commands (pictures, JSON, HTML): never replace what they did not write.
+
+An option such as ``--out``, ``--plot`` or ``--output`` writes a file of one kind. An
+existing file there is replaced only if it is of that same kind (a PNG by a PNG...),
+unless ``--overwrite`` says to replace whatever it is; a directory or a symbolic link
+is never replaced. The file is written whole through a rename, and one written inside a
+kerasformer export joins that export's manifest, so that a later ``--overwrite`` of
+the export knows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from kerasformer.errors import KerasformerError
+
+# What each kind of output file starts with, to recognise an earlier one of its kind.
+SIGNATURES = {
+    ".png": (b"\x89PNG\r\n\x1a\n",),
+    ".pdf": (b"%PDF",),
+    ".svg": (b"<?xml", b"<svg"),
+    ".jpg": (b"\xff\xd8\xff",),
+    ".jpeg": (b"\xff\xd8\xff",),
+    ".html": (b"<html", b"<!DOCTYPE html", b"<!doctype html"),
+}
+
+
+def add_overwrite_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace output files whatever they hold (by default only files of their kind)",
+    )
+
+
+def require_output_file(path: str | Path, flag: str, overwrite: bool) -> Path:
+    """Refuse, before any work, an output path whose file must not be replaced."""
+    path = Path(path)
+    if path.is_symlink():
+        raise KerasformerError(
+            f"{flag} {path} is a symbolic link; name the file itself, or remove the link."
+        )
+    if path.is_dir():
+        raise KerasformerError(f"{flag} {path} is a directory; name a file to write.")
+    if path.exists() and not overwrite and not same_kind(path):
+        raise KerasformerError(
+            f"{flag} {path} exists and is not {kind_of(path)} that kerasformer would write; "
+            "choose another file, or pass --overwrite to replace it."
+        )
+    existing = next((p for p in path.absolute().parents if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise KerasformerError(f"cannot write {flag} {path}: {existing} is a file.")
+    return path
+
+
+def same_kind(path: Path) -> bool:
+    suffix = path.suffix.lower()
+    try:
+        with path.open("rb") as handle:
+            start = handle.read(64).lstrip()
+    except OSError:
+        return False
+    if suffix == ".json":
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            return False
+        return True
+    return start.startswith(SIGNATURES.get(suffix or ".png", ()))
+
+
+def kind_of(path: Path) -> str:
+    suffix = path.suffix.lower().lstrip(".") or "png"
+    return {"json": "a JSON file", "html": "an HTML page"}.get(
+        suffix, f"a {suffix.upper()} picture"
+    )
+
+
+def write_output(path: Path, write: Callable[[Path], object]) -> Path:
+    """``write(partial)``, then the partial file renamed over ``path``: whole or nothing."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # A name of this process's own (not mkstemp's): the file gets the usual permissions.
+    partial = path.parent / f".{path.name}.{os.getpid()}.partial{path.suffix}"
+    try:
+        write(partial)
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    from kerasformer.export.staged_directory import add_to_manifest
+
+    add_to_manifest(path)
+    return path
+
+
+def save_picture(figure, path: str | Path, flag: str, overwrite: bool) -> Path:
+    """A matplotlib figure written to ``path`` (PNG unless its suffix names another format)."""
+    from kerasformer.plots import save_figure
+
+    path = Path(path)
+    if not path.suffix:
+        path = path.with_suffix(".png")
+    require_output_file(path, flag, overwrite)
+    return write_output(path, lambda partial: save_figure(figure, partial))
+
+
+def save_json(payload, path: str | Path, flag: str, overwrite: bool) -> Path:
+    path = require_output_file(path, flag, overwrite)
+    text = json.dumps(payload, indent=2) + "\n"
+    return write_output(path, lambda partial: partial.write_text(text, encoding="utf-8"))
