@@ -11,6 +11,7 @@ from kerasformer.cli.inputs import (
     add_input_arguments,
     print_records,
     read_inputs,
+    records_for,
 )
 
 DESCRIPTION = (
@@ -58,19 +59,13 @@ def run(args: argparse.Namespace) -> int:
 
 def classify_inputs(classifier, inputs: list[InputText]) -> list[dict]:
     """One JSON-ready record per input; inputs with a problem are not sent to the model."""
-    readable = [item.text for item in inputs if item.problem is None]
-    predictions = classifier.classify(readable)
-    rows = zip(predictions.probabilities, predictions.known_tokens, strict=True)
-    records = []
-    for number, item in enumerate(inputs, start=1):
-        record = {"input": number, "text": item.text}
-        if item.problem is not None:
-            record.update(status="error", message=item.problem)
-        else:
-            probabilities, known_tokens = next(rows)
-            record.update(prediction_fields(classifier.class_names, probabilities, known_tokens))
-        records.append(record)
-    return records
+
+    def classify(texts: list[str]) -> list[dict]:
+        predictions = classifier.classify(texts)
+        rows = zip(predictions.probabilities, predictions.known_tokens, strict=True)
+        return [prediction_fields(classifier.class_names, *row) for row in rows]
+
+    return records_for(inputs, classify)
 
 
 def prediction_fields(class_names, probabilities, known_tokens: int) -> dict:

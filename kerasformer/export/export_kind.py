@@ -25,21 +25,39 @@ class ExportKind:
     name: str
     noun: str  # "a translator"
     used_by: str  # what to do with it instead, after "use"
+    made_by: str  # the command that writes it
+
+    @property
+    def bare_noun(self) -> str:
+        """The noun without its article: "translator"."""
+        return self.noun.split(" ", 1)[1]
 
 
-CLASSIFIER = ExportKind("classifier", "a classifier", "kerasformer predict, evaluate or attention")
-TRANSLATOR = ExportKind("translator", "a translator", "kerasformer translate")
-LANGUAGE_MODEL = ExportKind("language-model", "a language model", "kerasformer generate")
-QUESTION_ANSWERER = ExportKind("question answerer", "a question answerer", "kerasformer answer")
+CLASSIFIER = ExportKind(
+    "classifier", "a classifier", "kerasformer predict, evaluate or attention", "kerasformer train"
+)
+TRANSLATOR = ExportKind(
+    "translator", "a translator", "kerasformer translate", "kerasformer train --task translation"
+)
+LANGUAGE_MODEL = ExportKind(
+    "language-model", "a language model", "kerasformer generate",
+    "kerasformer train --task language-model",
+)  # fmt: skip
+QUESTION_ANSWERER = ExportKind(
+    "question answerer", "a question answerer", "kerasformer answer",
+    "kerasformer train --task question-answering",
+)  # fmt: skip
 BERT_CONVERSION = ExportKind(
     "bert-conversion",
     "a BERT conversion (a preprocess model and an encoder)",
     "its preprocess/ and encoder/ as --preprocess and --encoder of kerasformer train --model bert",
+    "kerasformer convert-bert",
 )
 BERT_PART = ExportKind(
     "bert-part",
     "one part of a BERT conversion",
     "it as --preprocess or --encoder of kerasformer train --model bert",
+    "kerasformer convert-bert",
 )
 KINDS = {kind.name: kind for kind in (CLASSIFIER, TRANSLATOR, LANGUAGE_MODEL, QUESTION_ANSWERER,
                                       BERT_CONVERSION, BERT_PART)}  # fmt: skip

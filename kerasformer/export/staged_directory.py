@@ -54,15 +54,23 @@ def require_replaceable(
             only an output of the same kind.
     """
     destination = Path(destination)
+    require_free_to_write(
+        destination, overwrite, flag, kind,
+        refusal=f"{destination} already exists; pass --overwrite to replace it or {flag} to "
+        "write somewhere else.",
+    )  # fmt: skip
+    require_writable_parent(destination, flag)
+
+
+def require_free_to_write(
+    destination: Path, overwrite: bool, flag: str, kind: str | None, refusal: str
+) -> None:
+    """Outside other outputs, and either absent or (with ``overwrite``) replaceable."""
     require_outside_other_outputs(destination, flag)
     if destination.exists() or destination.is_symlink():
         if not overwrite:
-            raise KerasformerError(
-                f"{destination} already exists; pass --overwrite to replace it or {flag} "
-                "to write somewhere else."
-            )
+            raise KerasformerError(refusal)
         require_own_directory(destination, flag, kind)
-    require_writable_parent(destination, flag)
 
 
 def require_outside_other_outputs(destination: Path, flag: str) -> None:
@@ -207,14 +215,11 @@ def staged_directory(
     try:
         yield staging
         write_marker(staging, kind)
-        require_outside_other_outputs(destination, flag)
-        if destination.exists() or destination.is_symlink():
-            if not overwrite:
-                raise KerasformerError(
-                    f"{destination} appeared while this was being written, and --overwrite "
-                    "was not given; nothing was replaced."
-                )
-            require_own_directory(destination, flag, kind)
+        require_free_to_write(
+            destination, overwrite, flag, kind,
+            refusal=f"{destination} appeared while this was being written, and --overwrite "
+            "was not given; nothing was replaced.",
+        )  # fmt: skip
         swap_in(staging, destination)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
