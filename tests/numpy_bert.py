@@ -31,8 +31,12 @@ class NumpyBert:
         eps = self.config.get("layer_norm_eps", 1e-12)
         return layer_norm(x, self.w[f"{name}.weight"], self.w[f"{name}.bias"], eps)
 
-    def __call__(self, ids: np.ndarray, mask: np.ndarray, types: np.ndarray) -> tuple:
-        """Returns (sequence_output, pooled_output, per-layer outputs) for int arrays (B, T)."""
+    def __call__(
+        self, ids: np.ndarray, mask: np.ndarray, types: np.ndarray, return_attention=False
+    ) -> tuple:
+        """Returns (sequence_output, pooled_output, per-layer outputs) for int arrays (B, T),
+        and with ``return_attention`` each layer's attention probabilities too, stacked
+        ``(layers, B, heads, T, T)``."""
         heads = self.config["num_attention_heads"]
         hidden = self.config["hidden_size"]
         size = hidden // heads
@@ -44,7 +48,7 @@ class NumpyBert:
         )
         x = self.norm(x, "embeddings.LayerNorm")
         additive_mask = np.where(mask[:, None, None, :] > 0, 0.0, -1e9)
-        layers = []
+        layers, attention = [], []
         for i in range(self.config["num_hidden_layers"]):
             p = f"encoder.layer.{i}."
 
@@ -55,6 +59,7 @@ class NumpyBert:
             k = split(self.linear(x, p + "attention.self.key"))
             v = split(self.linear(x, p + "attention.self.value"))
             weights = softmax(q @ k.transpose(0, 1, 3, 2) / np.sqrt(size) + additive_mask)
+            attention.append(weights)
             context = (weights @ v).transpose(0, 2, 1, 3).reshape(x.shape)
             x = self.norm(
                 x + self.linear(context, p + "attention.output.dense"),
@@ -65,4 +70,6 @@ class NumpyBert:
             x = self.norm(x + self.linear(inner, p + "output.dense"), p + "output.LayerNorm")
             layers.append(x)
         pooled = np.tanh(self.linear(x[:, 0], "pooler.dense"))
+        if return_attention:
+            return x, pooled, layers, np.stack(attention)
         return x, pooled, layers

@@ -138,20 +138,77 @@ def convert_bert(
         ):
             # save(), not write(): the Model Garden restore also expects the save counter.
             checkpoint = tf.train.Checkpoint(encoder=encoder).save(str(Path(scratch) / "encoder"))
-            # export_model builds the encoder it saves anew, under the global policy.
+            # The encoder is built anew under the policy it computes in, then restored.
             with global_dtype_policy(COMPUTE_POLICIES[compute_dtype]):
-                export_tfhub_lib.export_model(
-                    str(staging / "encoder"),
-                    bert_config=bert_config,
-                    model_checkpoint_path=checkpoint,
-                    with_mlm=False,
-                    vocab_file=str(source / "vocab.txt"),
-                    do_lower_case=lower_case,
+                export_encoder(
+                    staging / "encoder", bert_config, checkpoint, source / "vocab.txt", lower_case
                 )
             progress.update()
             export_preprocess(staging / "preprocess", source / "vocab.txt", lower_case, seq_length)
             progress.update()
     return HubBert(preprocess=out / "preprocess", encoder=out / "encoder")
+
+
+ATTENTION_FUNCTION = "attention_probabilities"
+ENCODER_INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def export_encoder(
+    path: Path, bert_config, checkpoint: str, vocab_file: Path, lower_case: bool
+) -> None:
+    """The Model Garden's TF-Hub encoder, plus its attention probabilities.
+
+    What ``export_tfhub_lib.export_model`` writes (``pooled_output``, ``sequence_output``,
+    ``encoder_outputs``, ``default``; ``vocab_file`` and ``do_lower_case``), from an
+    encoder built to return its attention scores too. They are left out of the model's
+    outputs, so fine-tuning and serving are unchanged, and served by a function of
+    their own on the same weights: ``attention_probabilities(input_word_ids,
+    input_mask, input_type_ids)``, float32 ``(layers, batch, heads, queries, keys)``,
+    each row the softmax over the keys (padding gets 0), before dropout.
+    """
+    from official.modeling import tf_utils
+    from official.nlp.modeling import networks
+
+    encoder = networks.BertEncoder(
+        vocab_size=bert_config.vocab_size,
+        hidden_size=bert_config.hidden_size,
+        num_layers=bert_config.num_hidden_layers,
+        num_attention_heads=bert_config.num_attention_heads,
+        intermediate_size=bert_config.intermediate_size,
+        activation=tf_utils.get_activation(bert_config.hidden_act),
+        dropout_rate=bert_config.hidden_dropout_prob,
+        attention_dropout_rate=bert_config.attention_probs_dropout_prob,
+        max_sequence_length=bert_config.max_position_embeddings,
+        type_vocab_size=bert_config.type_vocab_size,
+        initializer=keras.initializers.TruncatedNormal(stddev=bert_config.initializer_range),
+        embedding_width=bert_config.embedding_size,
+        dict_outputs=True,
+        return_attention_scores=True,
+    )
+    inputs = {tensor.name: tensor for tensor in encoder.inputs}
+    outputs = dict(encoder(inputs))
+    attention = outputs.pop("attention_scores")
+    outputs["default"] = outputs["pooled_output"]
+    core_model = keras.Model(inputs=inputs, outputs=outputs)
+    attention_model = keras.Model(inputs=inputs, outputs=attention)
+    restored = tf.train.Checkpoint(model=encoder, encoder=encoder).restore(checkpoint)
+    restored.assert_existing_objects_matched()
+    core_model.vocab_file = tf.saved_model.Asset(str(vocab_file))
+    core_model.do_lower_case = tf.Variable(lower_case, trainable=False)
+
+    ids = [tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUT_NAMES]
+
+    @tf.function(input_signature=ids)
+    def attention_probabilities(input_word_ids, input_mask, input_type_ids):
+        scores = attention_model(
+            dict(input_word_ids=input_word_ids, input_mask=input_mask,
+                 input_type_ids=input_type_ids),
+            training=False,
+        )  # fmt: skip
+        return tf.cast(tf.stack(scores), tf.float32)
+
+    setattr(core_model, ATTENTION_FUNCTION, attention_probabilities)
+    core_model.save(str(path), include_optimizer=False, save_format="tf")
 
 
 def export_preprocess(path: Path, vocab_file: Path, lower_case: bool, seq_length: int) -> None:

@@ -8,13 +8,16 @@ from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.layers import backend as layers_backend
 from kerasformer.models import bert_question_answerer  # noqa: F401  (registers SpanLogitMask)
+from kerasformer.models.attention_maps import AttentionMap
 from kerasformer.models.bert_classifier import (
     PackedBertClassifier,
+    bert_attention_maps,
     build_bert_classifier,
     is_bert_classifier,
 )
 from kerasformer.models.transformer_classifier import (
     adapt_vectorizer,
+    attention_map,
     attention_weights,
     build_transformer_classifier,
     padding_free_classifier,
@@ -51,6 +54,21 @@ def build_classifier(
         raise KerasformerError(f"cannot build model {name!r}: {error}") from error
 
 
+def classifier_attention_maps(
+    model: keras.Model, text: str, second: str | None = None
+) -> list[AttentionMap]:
+    """Every attention of a classifier for one text: BERT's encoder, or the blocks of the
+    from-scratch transformer. ``second`` (a sentence pair) is for BERT only."""
+    if is_bert_classifier(model):
+        return bert_attention_maps(model, text, second)
+    if second is not None:
+        raise KerasformerError(
+            "a second text is for BERT models, which read sentence pairs; this classifier "
+            "reads one text."
+        )
+    return [attention_map(model, text)]
+
+
 def has_text_vectorizer(model: keras.Model) -> bool:
     vectorizer = layers_backend.keras.layers.TextVectorization
     return any(isinstance(layer, vectorizer) for layer in model.layers)
@@ -71,6 +89,8 @@ def string_classifier(model: keras.Model) -> Callable[[tf.Tensor], tf.Tensor]:
 
 __all__ = [
     "MODELS",
+    "AttentionMap",
+    "classifier_attention_maps",
     "adapt_vectorizer",
     "attention_weights",
     "build_bert_classifier",

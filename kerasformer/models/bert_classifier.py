@@ -11,6 +11,7 @@ import tensorflow_hub as hub
 
 from kerasformer.backend import keras, serializable, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.models.attention_maps import bert_attention_map
 from kerasformer.models.bert_packing import (
     ENCODER_INPUTS,
     BertInputPacker,
@@ -154,6 +155,19 @@ def bert_preprocess_layer(model: keras.Model) -> keras.layers.Layer | None:
         if isinstance(output, dict) and "input_word_ids" in output:
             return layer
     return None
+
+
+def bert_attention_maps(model: keras.Model, text: str, second: str | None = None) -> list:
+    """The encoder's self-attention over one text, or a pair of texts, word by word piece.
+
+    The classifier's own preprocess model tokenises; the attention comes from its
+    encoder's current (possibly fine-tuned) weights.
+    """
+    preprocess = bert_preprocess_layer(model)
+    if preprocess is None or not hasattr(preprocess, "resolved_object"):
+        raise KerasformerError(f"model {model.name!r} has no TF-Hub BERT preprocess model.")
+    encoder = encoder_layer(model).resolved_object
+    return [bert_attention_map(preprocess.resolved_object, encoder, text, second)]
 
 
 def is_bert_classifier(model: keras.Model) -> bool:

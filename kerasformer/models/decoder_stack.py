@@ -108,17 +108,24 @@ class DecoderStack:
 
     def full(self, ids, encoder_outputs=None, encoder_mask=None, return_attention_scores=False):
         """Logits of every position (and each block's cross-attention weights if asked)."""
+        logits, _, cross_attention = self.full_with_attention(ids, encoder_outputs, encoder_mask)
+        return (logits, cross_attention) if return_attention_scores else logits
+
+    def full_with_attention(self, ids, encoder_outputs=None, encoder_mask=None):
+        """Logits of every position, each block's self-attention weights and each block's
+        cross-attention weights (None without an encoder), ``(batch, heads, target, keys)``.
+        """
         x = self.embedding(ids)
         mask = tf.not_equal(ids, 0)
-        cross_attention = []
+        self_attention, cross_attention = [], []
         for block in self.blocks:
-            x, _, cross = block(
+            x, own, cross = block(
                 x, encoder_outputs, mask=mask, encoder_mask=encoder_mask,
                 return_attention_scores=True, training=False,
             )  # fmt: skip
+            self_attention.append(own)
             cross_attention.append(cross)
-        logits = self._logits(x)
-        return (logits, cross_attention) if return_attention_scores else logits
+        return self._logits(x), self_attention, cross_attention
 
     def _logits(self, x):
         if self.final_norm is not None:

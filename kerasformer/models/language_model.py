@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
 from kerasformer.layers import backend as layers_backend
+from kerasformer.models.attention_maps import AttentionMap
 from kerasformer.models.decoder_stack import DecoderStack, decoder_stack
 from kerasformer.models.generation import Sampling, decode
 from kerasformer.models.word_tokenizer import UNKNOWN_ID, word_vectorizer
@@ -152,6 +155,21 @@ class TextGenerator:
             max_length=max_tokens, end_id=self.end_id, sampling=sampling,
         )  # fmt: skip
         return ids[0]
+
+    def attention_maps(self, prompt: str) -> list[AttentionMap]:
+        """The causal self-attention of every block over ``prompt``.
+
+        The model reads the prompt after a start-of-line token (the end token), as it
+        does when generating, so that token is the first row and column.
+        """
+        problem = self.problem(prompt, 0)
+        if problem is not None:
+            raise KerasformerError(f"the prompt {problem}.")
+        ids = tf.concat([[self.end_id], self.token_ids(tf.constant([prompt]))[0]], axis=0)
+        _, own, _ = self.decoder.full_with_attention(ids[None])
+        weights = np.stack([np.asarray(scores[0], np.float64) for scores in own])
+        tokens = tuple(word.decode("utf-8") for word in tf.gather(self.table, ids).numpy())
+        return [AttentionMap("self-attention", tokens, tokens, weights)]
 
     def require_max_tokens(self, max_tokens: int) -> None:
         if not 1 <= max_tokens < self.maxlen:

@@ -16,7 +16,8 @@ import tensorflow_hub as hub
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
-from kerasformer.models.bert_classifier import load_hub_handle
+from kerasformer.models.attention_maps import AttentionMap, bert_attention_map
+from kerasformer.models.bert_classifier import encoder_layer, load_hub_handle
 from kerasformer.models.span_extraction import best_spans, span_texts
 from kerasformer.models.span_windows import ENCODER_INPUTS, SpanWindows
 
@@ -149,6 +150,17 @@ class QuestionAnswerer:
             "start": softmax(np.array([best[r][1] for r in ranges])),
             "end": softmax(np.array([best[r][2] for r in ranges])),
         }
+
+
+    def attention_maps(self, question: str, context: str) -> list[AttentionMap]:
+        """The encoder's self-attention over ``[CLS] question [SEP] context [SEP]``, up
+        to the model's window (a longer context is cut at its end)."""
+        require_pairs([question], [context])
+        encoder = encoder_layer(self.model).resolved_object
+        found = bert_attention_map(
+            self.windows.preprocess, encoder, question, context, self.windows.seq_length
+        )
+        return [found]
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.layers import MaskedAveragePooling, TokenAndPositionEmbedding, TransformerBlock
 from kerasformer.layers import backend as layers_backend
+from kerasformer.models.attention_maps import AttentionMap, blocks_self_attention
 
 # Where each position scheme lives: (TokenAndPositionEmbedding, TransformerBlock).
 POSITIONS = {
@@ -175,13 +176,10 @@ def adapt_vectorizer(
     text_vectorizer(model).adapt(texts.batch(batch_size))
 
 
-def attention_weights(
-    model: keras.Model, text: str, block: int = 0
-) -> tuple[list[str], np.ndarray]:
-    """The attention weights of one `TransformerBlock` for one text, for visualisation.
+def attention_map(model: keras.Model, text: str) -> AttentionMap:
+    """The self-attention of every `TransformerBlock` for one text, padding removed.
 
-    Returns the text's tokens (padding removed) and an array of shape
-    ``(num_heads, tokens, tokens)`` whose rows sum to 1.
+    Returns an `AttentionMap` whose layers are the blocks, in order.
     """
     if not any(isinstance(layer, TransformerBlock) for layer in model.layers):
         raise KerasformerError(
@@ -196,21 +194,26 @@ def attention_weights(
             f"{text!r} has no words after lower-casing and removing punctuation; "
             "give a text with words in it."
         )
-    x = ids[:, :length]
-    mask = None
-    seen_blocks = 0
-    for layer in model.layers[model.layers.index(vectorizer) + 1 :]:
-        if isinstance(layer, TransformerBlock):
-            if seen_blocks == block:
-                _, scores = layer(x, mask=mask, return_attention_scores=True)
-                vocabulary = vectorizer.get_vocabulary()
-                tokens = [vocabulary[i] for i in ids[0, :length].numpy()]
-                return tokens, scores[0].numpy()
-            seen_blocks += 1
-        new_mask = layer.compute_mask(x, mask)
-        x = layer(x, mask=mask) if mask is not None and layer.supports_masking else layer(x)
-        mask = new_mask
-    raise KerasformerError(
-        f"model {model.name!r} has {seen_blocks} TransformerBlock layer(s), so there is no "
-        f"block {block}; choose a block from 0 to {seen_blocks - 1}."
-    )
+    layers = model.layers[model.layers.index(vectorizer) + 1 :]
+    last_block = max(i for i, layer in enumerate(layers) if isinstance(layer, TransformerBlock))
+    weights = blocks_self_attention(layers[: last_block + 1], ids[:, :length])
+    vocabulary = vectorizer.get_vocabulary()
+    tokens = tuple(vocabulary[i] for i in ids[0, :length].numpy())
+    return AttentionMap("self-attention", tokens, tokens, weights)
+
+
+def attention_weights(
+    model: keras.Model, text: str, block: int = 0
+) -> tuple[list[str], np.ndarray]:
+    """The attention weights of one `TransformerBlock` for one text, for visualisation.
+
+    Returns the text's tokens (padding removed) and an array of shape
+    ``(num_heads, tokens, tokens)`` whose rows sum to 1.
+    """
+    found = attention_map(model, text)
+    if not 0 <= block < found.layers:
+        raise KerasformerError(
+            f"model {model.name!r} has {found.layers} TransformerBlock layer(s), so there "
+            f"is no block {block}; choose a block from 0 to {found.layers - 1}."
+        )
+    return list(found.query_tokens), found.weights[block]

@@ -13,10 +13,13 @@ decoder's key/value cache (or, for comparison, recomputing every position each s
 
 from __future__ import annotations
 
+import numpy as np
+
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
 from kerasformer.layers import TokenAndPositionEmbedding, TransformerBlock
 from kerasformer.layers import backend as layers_backend
+from kerasformer.models.attention_maps import blocks_self_attention
 from kerasformer.models.decoder_stack import POSITIONS, DecoderStack, decoder_stack
 
 SOURCE_INPUT, TARGET_INPUT = "source_ids", "target_ids"
@@ -100,6 +103,10 @@ class TransformerTranslatorDecoding:
             count = sum(name.startswith("encoder_block_") for name in names)
             last = ENCODER_BLOCK_NAME.format(count - 1)
         self.encoder = layers_backend.keras.Model(source, model.get_layer(last).output)
+        self.encoder_layers = [model.get_layer("source_embedding")] + [
+            model.get_layer(ENCODER_BLOCK_NAME.format(i))
+            for i in range(sum(name.startswith("encoder_block_") for name in names))
+        ]
         self.decoder = DecoderStack.of(model, "target_embedding")
 
     def initial_cache(self, source_ids, max_length: int) -> dict:
@@ -119,6 +126,19 @@ class TransformerTranslatorDecoding:
             return logits[:, -1], cache
         logits, updated = self.decoder.step(ids, index, cache, encoded, mask)
         return logits, updated
+
+    def attention(self, source_ids, target_ids) -> dict[str, np.ndarray]:
+        """Every attention of the first sentence pair, ``(layers, heads, queries, keys)``:
+        encoder self-attention, decoder self-attention and cross-attention."""
+        encoded = self.encoder(source_ids, training=False)
+        mask = tf.not_equal(source_ids, 0)
+        _, own, cross = self.decoder.full_with_attention(target_ids, encoded, mask)
+        first = lambda scores: np.stack([np.asarray(s[0], np.float64) for s in scores])  # noqa: E731
+        return {
+            "encoder self-attention": blocks_self_attention(self.encoder_layers, source_ids),
+            "decoder self-attention": first(own),
+            "cross-attention": first(cross),
+        }
 
     def cross_attention(self, source_ids, target_ids) -> list[tf.Tensor]:
         """Each decoder block's cross-attention weights ``(batch, heads, target, source)``."""

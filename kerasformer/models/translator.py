@@ -15,6 +15,7 @@ import numpy as np
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
+from kerasformer.models.attention_maps import AttentionMap
 from kerasformer.models.generation import decode, ids_before_end
 from kerasformer.models.rnn_translator import MODEL_NAME as RNN_NAME
 from kerasformer.models.rnn_translator import RnnTranslatorDecoding
@@ -219,6 +220,32 @@ class Translator:
             target_tokens=[*words(self.target_table, generated[0]), END_TOKEN],
             weights=weights.numpy()[:, 0],
         )
+
+
+    def attention_maps(self, text: str) -> list[AttentionMap]:
+        """Translate ``text`` (greedily) and return every attention the model paid.
+
+        The transformer gives its encoder self-attention (source words), decoder
+        self-attention and cross-attention (decoder rows: ``[start]`` and the words
+        generated, each the token that position reads); the RNN its Bahdanau attention
+        as one layer with one head.
+        """
+        self.require_translatable([text])
+        source = self.source_ids(tf.constant([text])).to_tensor()
+        generated = ids_before_end(self.translate_ids(source), END_ID)
+        target_input = tf.concat([[[START_ID]], generated.to_tensor()], axis=1)
+        read = lower_words_and_punctuation(tf.constant([text]))[0].numpy().decode("utf-8")
+        source_tokens = tuple(read.split())
+        target_words = tf.gather(self.target_table, target_input[0]).numpy()
+        target_tokens = tuple(word.decode("utf-8") for word in target_words)
+        if isinstance(self.decoding, RnnTranslatorDecoding):
+            weights = self.decoding.alignment(source, target_input).numpy()[:1, None]
+            return [AttentionMap("cross-attention", target_tokens, source_tokens, weights)]
+        found = self.decoding.attention(source, target_input)
+        keys = {"encoder self-attention": (source_tokens, source_tokens),
+                "decoder self-attention": (target_tokens, target_tokens),
+                "cross-attention": (target_tokens, source_tokens)}  # fmt: skip
+        return [AttentionMap(name, *keys[name], found[name]) for name in keys]
 
 
 def model_inputs(source_ids, target_ids) -> dict:

@@ -51,6 +51,24 @@ def assert_matches_numpy_bert(checkpoint_dir, hub_bert, texts, tolerance=1e-4):
         np.testing.assert_allclose(converted.numpy()[real], reference[real], atol=tolerance)
 
 
+def assert_attention_matches_numpy_bert(checkpoint_dir, hub_bert, texts, tolerance=1e-5):
+    """The encoder's ``attention_probabilities`` are the NumPy BERT's softmax weights on
+    real tokens, and exactly 0 on padding."""
+    inputs, _ = hub_outputs(hub_bert, texts)
+    ids, mask, types = (inputs[k] for k in ("input_word_ids", "input_mask", "input_type_ids"))
+    *_, expected = NumpyBert(checkpoint_dir)(ids, mask, types, return_attention=True)
+    encoder = tf.saved_model.load(str(hub_bert.encoder))
+    found = encoder.attention_probabilities(
+        tf.constant(ids), tf.constant(mask), tf.constant(types)
+    ).numpy()
+    assert found.dtype == np.float32 and found.shape == expected.shape
+    for row, real in enumerate(mask.astype(bool)):
+        queries = found[:, row][:, :, real]
+        np.testing.assert_allclose(queries[..., real], expected[:, row][:, :, real][..., real],
+                                   atol=tolerance)  # fmt: skip
+        assert np.all(queries[..., ~real] == 0)
+
+
 @pytest.fixture(scope="module")
 def minilm(tmp_path_factory):
     return convert_bert(None, tmp_path_factory.mktemp("minilm") / "hub")
@@ -65,6 +83,22 @@ def test_minilm_preprocess_gives_the_seeds_ids(minilm):
 
 def test_minilm_matches_an_independent_numpy_bert(minilm):
     assert_matches_numpy_bert(default_bert_checkpoint_dir(), minilm, SENTENCES)
+
+
+def test_minilm_attention_probabilities_match_numpy_bert(minilm):
+    assert_attention_matches_numpy_bert(default_bert_checkpoint_dir(), minilm, SENTENCES)
+
+
+def test_tiny_attention_probabilities_match_numpy_bert(tiny_bert_checkpoint, tiny_hub_bert):
+    texts = ["team goal", "the bank said shares rose after profits"]
+    assert_attention_matches_numpy_bert(tiny_bert_checkpoint, tiny_hub_bert, texts)
+
+
+def test_bfloat16_attention_probabilities_are_float32_close_to_numpy_bert(
+    tiny_bert_checkpoint, bfloat16_hub_bert
+):
+    texts = ["team goal", "the bank said shares rose after profits"]
+    assert_attention_matches_numpy_bert(tiny_bert_checkpoint, bfloat16_hub_bert, texts, 0.03)
 
 
 def test_tiny_random_bert_matches_numpy_bert_too(tiny_bert_checkpoint, tiny_hub_bert):

@@ -262,7 +262,7 @@ def greedy_continuation(model, prompt_words, max_tokens):
     return " ".join(words)
 
 
-PROMPTS = ["the cat", "a dog sat", "the zebra", ""]
+PROMPTS = ["the cat", "a dog sat", "the zebra"]
 
 
 def test_greedy_generation_is_the_argmax_of_full_passes(generator):
@@ -275,6 +275,13 @@ def test_top_1_sampling_generates_the_greedy_text(generator):
     tf.random.set_seed(0)
     sampled = generator.generate(PROMPTS, max_tokens=4, sampling=Sampling(top_k=1))
     assert sampled == generator.generate(PROMPTS, max_tokens=4)
+
+
+def test_generation_refuses_an_empty_or_blank_prompt(generator):
+    # Continuing nothing used to return an empty line without a word.
+    for prompt in ("", "   ", "\t"):
+        with pytest.raises(KerasformerError, match="prompt 2 is empty; give some words"):
+            generator.generate(["the cat", prompt], max_tokens=2)
 
 
 def test_generation_rejects_what_does_not_fit_the_window(generator):
