@@ -219,6 +219,24 @@ def trained_question_answerer(tiny_hub_bert, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def minilm_hub(tmp_path_factory):
+    """The real MiniLM converted once per session by `kerasformer convert-bert`, the console
+    script a user runs, in a process of its own."""
+    import shutil
+
+    from kerasformer.export.convert_bert import HubBert
+
+    out = tmp_path_factory.mktemp("minilm_hub") / "minilm"
+    command = shutil.which("kerasformer")
+    assert command, "the kerasformer console script is not installed (pip install -e .)"
+    result = subprocess.run(
+        [command, "convert-bert", "--out", str(out)], capture_output=True, text=True, timeout=900
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return HubBert(preprocess=out / "preprocess", encoder=out / "encoder")
+
+
+@pytest.fixture(scope="session")
 def minilm_preprocess(tmp_path_factory):
     """MiniLM's real preprocess model (uncased wordpieces, offsets), without its encoder."""
     import tensorflow_hub as hub

@@ -151,7 +151,6 @@ class QuestionAnswerer:
             "end": softmax(np.array([best[r][2] for r in ranges])),
         }
 
-
     def attention_maps(self, question: str, context: str) -> list[AttentionMap]:
         """The encoder's self-attention over ``[CLS] question [SEP] context [SEP]``, up
         to the model's window (a longer context is cut at its end)."""

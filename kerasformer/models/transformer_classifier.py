@@ -198,7 +198,7 @@ def attention_map(model: keras.Model, text: str) -> AttentionMap:
     last_block = max(i for i, layer in enumerate(layers) if isinstance(layer, TransformerBlock))
     weights = blocks_self_attention(layers[: last_block + 1], ids[:, :length])
     vocabulary = vectorizer.get_vocabulary()
-    tokens = tuple(vocabulary[i] for i in ids[0, :length].numpy())
+    tokens = tuple(str(vocabulary[i]) for i in ids[0, :length].numpy())
     return AttentionMap("self-attention", tokens, tokens, weights)
 
 

@@ -221,7 +221,6 @@ class Translator:
             weights=weights.numpy()[:, 0],
         )
 
-
     def attention_maps(self, text: str) -> list[AttentionMap]:
         """Translate ``text`` (greedily) and return every attention the model paid.
 

@@ -222,9 +222,13 @@ def test_convert_bert_then_train_bert_from_local_handles(
         ExportedClassifier(tmp_path / "bert").predict_proba(texts),
         atol=1e-5,
     )
-    code, _, err = run_cli(capsys, "attention", str(tmp_path / "bert"), "team goal")
-    assert code == 2 and err.count("\n") == 1
-    assert "no kerasformer TransformerBlock layers" in err
+    picture = tmp_path / "bert-attention.png"
+    code, out, err = run_cli(
+        capsys, "attention", str(tmp_path / "bert"), "team goal", "--out", str(picture)
+    )
+    assert code == 0, err
+    assert "4 tokens: [CLS] team goal [SEP]" in out
+    assert_not_blank(read_png(picture))
 
 
 def test_options_of_the_other_model_are_refused(capsys):
@@ -259,7 +263,7 @@ def test_attention_draws_the_heads_of_an_exported_model(capsys, trained_bbc, tmp
     # The model reloaded from model.keras sees the same tokens as the one in memory.
     tokens, weights = attention_weights(trained_bbc.model, text)
     assert f"{len(tokens)} tokens: {' '.join(tokens)}" in out
-    assert f"Attention of {weights.shape[0]} heads written to {picture}" in out
+    assert f"Self-attention, layer 0, every head, written to {picture}" in out
     pixels = read_png(picture)
     assert_not_blank(pixels)
     assert pixels.shape[1] > pixels.shape[0] >= 300  # heads side by side
@@ -269,7 +273,13 @@ def test_attention_draws_the_heads_of_an_exported_model(capsys, trained_bbc, tmp
     "extra, message",
     [
         (["?!"], "has no words after lower-casing"),
-        (["time flies", "--block", "1"], "has 1 TransformerBlock layer(s), so there is no block 1"),
+        (["time flies", "--block", "1"], "has 1 layer(s), so there is no layer 1"),
+        (["time flies", "--head", "2"], "has 2 head(s) a layer, so there is no head 2"),
+        (["time flies", "--second", "a pair"], "a second text is for BERT models"),
+        (
+            ["time flies", "--attention", "cross"],
+            "no cross-attention; choose --attention from: self",
+        ),
         (["time flies", "--out", "attention.xyz"], "unknown format 'xyz'"),
     ],
 )
@@ -281,4 +291,5 @@ def test_attention_errors_are_one_line(capsys, trained_bbc, tmp_path, monkeypatc
 
 def test_attention_needs_an_exported_model(capsys, tmp_path):
     code, _, err = run_cli(capsys, "attention", str(tmp_path), "time flies")
-    assert code == 2 and err.count("\n") == 1 and "has no model.keras" in err
+    assert code == 2 and err.count("\n") == 1
+    assert f"{tmp_path} is not an exported classifier (no assets/class_names.txt)" in err

@@ -357,3 +357,41 @@ def test_train_refuses_wrong_combinations(capsys, tmp_path, argv, message):
     code, out, err = run_cli(capsys, "train", *argv, "--export-dir", str(tmp_path / "out"))
     assert_one_line_error(code, out, err, message)
     assert not (tmp_path / "out").exists()
+
+
+def test_attention_of_translators_and_a_language_model_in_a_fresh_process(
+    trained_translators, trained_language_model, tmp_path
+):
+    from tests.cli.test_attention import plotly_traces
+    from tests.cli.test_exports_readable import run_commands
+
+    transformer, rnn = (trained_translators[m][3] for m in ("transformer", "rnn"))
+    language_model = trained_language_model[3]
+    runs = run_commands(
+        ["attention", transformer, "one two three", "--attention", "cross",
+         "--out", tmp_path / "cross.png", "--html", tmp_path / "translator.html"],
+        ["attention", transformer, "one two three", "--attention", "decoder-self",
+         "--head", "1", "--out", tmp_path / "decoder.png"],
+        ["attention", rnn, "one two three", "--out", tmp_path / "rnn.png"],
+        ["attention", rnn, "one two three", "--attention", "encoder-self"],
+        ["attention", language_model, "the cat sat", "--out", tmp_path / "lm.png",
+         "--html", tmp_path / "lm.html"],
+        ["attention", language_model, "the cat", "--second", "the dog"],
+    )  # fmt: skip
+    cross, decoder, rnn_cross, rnn_self, lm, lm_pair = runs
+    for run, picture in ((cross, "cross.png"), (decoder, "decoder.png"), (rnn_cross, "rnn.png"),
+                         (lm, "lm.png")):  # fmt: skip
+        assert run["code"] == 0, run["stderr"]
+        assert_not_blank(read_png(tmp_path / picture))
+    # The transformer's three attentions, 1 block of 2 heads each, on one page.
+    page = (tmp_path / "translator.html").read_text(encoding="utf-8")
+    assert plotly_traces(page) == 3 * 1 * 2
+    for name in ("encoder self-attention", "decoder self-attention", "cross-attention"):
+        assert f"<h2>{name}</h2>" in page
+    assert " tokens: [start] " in cross["stdout"]
+    assert "Decoder self-attention, layer 0, head 1" in decoder["stdout"]
+    assert rnn_self["code"] == 2 and rnn_self["stderr"].count("\n") == 1
+    assert "has no encoder self-attention; choose --attention from: cross" in rnn_self["stderr"]
+    assert "4 tokens: <eos> the cat sat" in lm["stdout"]
+    assert plotly_traces((tmp_path / "lm.html").read_text(encoding="utf-8")) == 1 * 2
+    assert lm_pair["code"] == 2 and "is a language model, which reads one text" in lm_pair["stderr"]

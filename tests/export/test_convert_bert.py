@@ -70,8 +70,8 @@ def assert_attention_matches_numpy_bert(checkpoint_dir, hub_bert, texts, toleran
 
 
 @pytest.fixture(scope="module")
-def minilm(tmp_path_factory):
-    return convert_bert(None, tmp_path_factory.mktemp("minilm") / "hub")
+def minilm(minilm_hub):
+    return minilm_hub
 
 
 def test_minilm_preprocess_gives_the_seeds_ids(minilm):
