@@ -4,9 +4,10 @@
 ships (once per test session, see conftest); `train` fine-tunes a question answerer and
 a classifier on it with relative paths, as the README shows; then, from another working
 directory and in processes that did not train them, `answer`, `predict`, `attention`
-and `load_question_answerer` read the exports back. Each command is the installed
-console script in a process of its own, with TensorFlow's logging left as it is, so
-what a user would see is what is checked.
+and `load_question_answerer` read the exports back. `train` and `answer` run as the
+installed console script, with TensorFlow's logging left as it is, so what a user would
+see is what is checked; the other readers share one fresh process, to pay for loading
+TensorFlow and MiniLM once.
 """
 
 import json
@@ -61,66 +62,82 @@ def workspace(minilm_hub, tiny_ag_news_dir, tmp_path_factory) -> Path:
     return root
 
 
-def test_answer_answers_from_another_directory(workspace):
+def test_answer_answers_from_another_directory_and_from_standard_input(workspace):
     elsewhere = workspace / "elsewhere"
     elsewhere.mkdir(exist_ok=True)
-    result = kerasformer(
-        "answer", workspace / "exp" / "qa", "--question", "Who scored twice?",
-        "--context", CONTEXT, "--json", cwd=elsewhere,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert_quiet(result)
-    (record,) = [json.loads(line) for line in result.stdout.splitlines()]
-    assert record["status"] == "ok"
-    # One epoch on 24 synthetic questions teaches little: the span is read back, not judged.
-    assert CONTEXT.encode()[record["start"] : record["end"]].decode() == record["answer"]
-
-
-def test_answer_reads_json_lines_from_standard_input(workspace):
     pairs = [{"question": "Who scored?", "context": CONTEXT}, {"question": "Where?"}]
     lines = "".join(json.dumps(pair) + "\n" for pair in pairs)
-    result = kerasformer("answer", "exp/qa", "-", "--json", cwd=workspace, stdin=lines)
-    assert result.returncode == 1  # one pair answered, one refused
-    statuses = [json.loads(line)["status"] for line in result.stdout.splitlines()]
-    assert statuses == ["ok", "error"]
-
-
-def test_load_question_answerer_in_a_fresh_process(workspace):
-    code = (
-        "import sys, kerasformer\n"
-        "from kerasformer.export.question_answerer_export import load_question_answerer\n"
-        "answerer = load_question_answerer(sys.argv[1])\n"
-        "print(answerer.answer(['Who scored twice?'], [sys.argv[2]])[0]['answer'])\n"
-    )
-    result = run_python(code, str(workspace / "exp" / "qa"), CONTEXT)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip().splitlines()[-1] in CONTEXT
-
-
-def test_attention_of_the_question_answerer_writes_png_and_html(workspace):
     result = kerasformer(
-        "attention", "exp/qa", "Who scored twice?", "--context", CONTEXT,
-        "--layer", "5", "--out", "qa.png", "--html", "qa.html", cwd=workspace,
+        "answer", workspace / "exp" / "qa", "--question", "Who scored twice?",
+        "--context", CONTEXT, "-", "--json", cwd=elsewhere, stdin=lines,
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 1, result.stderr[-3000:]  # the last pair has no context
     assert_quiet(result)
-    assert result.stdout.startswith("22 tokens: [CLS] who scored twice ? [SEP] the striker")
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["status"] for r in records] == ["ok", "ok", "error"]
+    assert "not a JSON object with both keys" in records[2]["message"]
+    for record in records[:2]:
+        # One epoch on 24 synthetic questions teaches little: the span is read back, not
+        # judged.
+        assert CONTEXT.encode()[record["start"] : record["end"]].decode() == record["answer"]
+
+
+FRESH_PROCESS = """
+import contextlib, io, json, sys
+from kerasformer.cli.main import main
+from kerasformer.export.question_answerer_export import load_question_answerer
+
+workspace, context = sys.argv[1], sys.argv[2]
+answerer = load_question_answerer(workspace + "/exp/qa")
+results = {"loaded": answerer.answer(["Who scored twice?"], [context])[0]}
+commands = {
+    "qa_attention": ["attention", workspace + "/exp/qa", "Who scored twice?", "--context",
+                     context, "--layer", "5", "--out", workspace + "/qa.png",
+                     "--html", workspace + "/qa.html"],
+    "predict": ["predict", workspace + "/exp/cls", "team goal striker", "--json"],
+    "flies": ["attention", workspace + "/exp/cls", "time flies like an arrow", "--second",
+              "fruit flies like a banana", "--layer", "2", "--head", "8",
+              "--out", workspace + "/flies.png", "--html", workspace + "/flies.html"],
+}
+for name, argv in commands.items():
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    results[name] = {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
+print(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def read_back(workspace):
+    """The exports read back in one fresh process: the Python loader and three commands."""
+    result = run_python(FRESH_PROCESS, str(workspace), CONTEXT, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_load_question_answerer_in_a_fresh_process(read_back):
+    answer = read_back["loaded"]
+    assert CONTEXT.encode()[answer["start"] : answer["end"]].decode() == answer["answer"]
+
+
+def test_attention_of_the_question_answerer_writes_png_and_html(read_back, workspace):
+    result = read_back["qa_attention"]
+    assert result["code"] == 0, result["stderr"]
+    assert result["stdout"].startswith("22 tokens: [CLS] who scored twice ? [SEP] the striker")
     assert_not_blank(read_png(workspace / "qa.png"))
     page = (workspace / "qa.html").read_text(encoding="utf-8")
     assert "<script src=" not in page
     assert plotly_traces(page) == 6 * 12  # MiniLM-L6: 6 layers of 12 heads
 
 
-def test_classifier_predicts_and_shows_the_flies_head_view(workspace):
-    predicted = kerasformer("predict", "exp/cls", "team goal striker", "--json", cwd=workspace)
-    assert predicted.returncode == 0, predicted.stderr[-3000:]
-    assert json.loads(predicted.stdout)["status"] == "ok"
-    result = kerasformer(
-        "attention", "exp/cls", "time flies like an arrow", "--second",
-        "fruit flies like a banana", "--layer", "2", "--head", "8", "--out", "flies.png",
-        "--html", "flies.html", cwd=workspace,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
+def test_classifier_predicts_and_shows_the_flies_head_view(read_back, workspace):
+    assert read_back["predict"]["code"] == 0, read_back["predict"]["stderr"]
+    assert json.loads(read_back["predict"]["stdout"])["status"] == "ok"
+    result = read_back["flies"]
+    assert result["code"] == 0, result["stderr"]
     expected = "[CLS] time flies like an arrow [SEP] fruit flies like a banana [SEP]"
-    assert result.stdout.splitlines()[0] == f"13 tokens: {expected}"
+    assert result["stdout"].splitlines()[0] == f"13 tokens: {expected}"
+    assert "Self-attention, layer 2, head 8" in result["stdout"]
     assert_not_blank(read_png(workspace / "flies.png"))
+    assert plotly_traces((workspace / "flies.html").read_text(encoding="utf-8")) == 6 * 12

@@ -16,6 +16,9 @@ NOISE = [
     ':699] Error in PredictCost() for the op: op: "CropAndResize"',
     "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
     "I0000 00:00:1764000000.123456   12345 cpu_feature_guard.cc:210] This TensorFlow binary",
+    "2026-11-24 13:55:16.937986: E tensorflow/core/util/util.cc:131] oneDNN supports DT_INT64 "
+    "only on platforms with AVX-512. Falling back to the default Eigen-based implementation "
+    "if present.",
 ]
 KEPT = [
     "2026-11-24 06:57:33.000000: E tensorflow/core/framework/op_kernel.cc:1857] OP_REQUIRES "
