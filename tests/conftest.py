@@ -11,6 +11,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+# Session fixtures that take minutes to make. pytest-xdist makes each once per worker, so
+# the tests that use one run on one worker (setup.cfg: --dist loadgroup).
+SHARED_ON_ONE_WORKER = ("trained_bbc", "minilm_hub", "trained_question_answerer")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        shared = [name for name in SHARED_ON_ONE_WORKER if name in item.fixturenames]
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(shared[0]))
+
+
 TOPIC_WORDS = {
     1: "minister election government treaty parliament embassy war summit",
     2: "match team goal season coach league striker tournament",
