@@ -16,6 +16,7 @@ from kerasformer.cli.inputs import (
     print_records,
     read_inputs,
     records_for,
+    unknown_words_warning,
     with_problems,
 )
 
@@ -62,10 +63,15 @@ def run(args: argparse.Namespace) -> int:
     records = records_for(
         inputs,
         lambda prompts: [
-            {"continuation": text, "output": f"{prompt} {text}".strip()}
-            for prompt, text in zip(
-                prompts, generator.generate(prompts, args.max_tokens, sampling), strict=True
+            unknown_words_warning(
+                {"continuation": text, "output": f"{prompt} {text}".strip()}, known, "continuation"
             )
+            for prompt, text, known in zip(
+                prompts,
+                generator.generate(prompts, args.max_tokens, sampling),
+                generator.known_words(prompts),
+                strict=True,
+            )  # fmt: skip
         ],
     )
     return print_records(inputs, records, args.json, lambda record: record.get("output", ""))

@@ -158,9 +158,20 @@ def records_for(inputs: list[InputText], answer: Callable[[list[str]], list[dict
         if item.problem is not None:
             record.update(status="error", message=item.problem)
         else:
-            record.update({"status": "ok", **next(answered)})
+            record.update({"status": "ok"} | next(answered))
         records.append(record)
     return records
+
+
+def unknown_words_warning(fields: dict, known_words: int, what: str) -> dict:
+    """``fields`` as a warning record when the model knew none of the input's words."""
+    if known_words:
+        return {"status": "ok", **fields}
+    message = (
+        "no word the model knows (only words outside its vocabulary), so its "
+        f"{what} is a guess; give text in the language the model was trained on"
+    )
+    return {"status": "warning", "message": message, **fields}
 
 
 def print_records(

@@ -12,6 +12,7 @@ from kerasformer.cli.inputs import (
     print_records,
     read_inputs,
     records_for,
+    unknown_words_warning,
     with_problems,
 )
 from kerasformer.cli.outputs import add_overwrite_argument, require_output_file, save_picture
@@ -59,12 +60,16 @@ def run(args: argparse.Namespace) -> int:
     records = records_for(
         inputs,
         lambda texts: [
-            {"translation": translation}
-            for translation in translator.translate(texts, beam_width=args.beam_width)
+            unknown_words_warning({"translation": translation}, known, "translation")
+            for translation, known in zip(
+                translator.translate(texts, beam_width=args.beam_width),
+                translator.known_words(texts),
+                strict=True,
+            )  # fmt: skip
         ],
     )
     status = print_records(inputs, records, args.json, lambda r: r.get("translation", ""))
-    if args.alignment and records[0]["status"] == "ok":
+    if args.alignment and records[0]["status"] != "error":
         alignment = translator.alignment(inputs[0].text, beam_width=args.beam_width)
         layers = alignment.weights.shape[0]
         layer = layers - 1 if args.layer is None else args.layer

@@ -156,6 +156,14 @@ class TextGenerator:
         )  # fmt: skip
         return ids[0]
 
+    def known_words(self, prompts: Sequence[str]) -> list[int]:
+        """How many words of each prompt are in the vocabulary."""
+        if not len(prompts):
+            return []
+        ids = self.token_ids(tf.constant(list(prompts), dtype=tf.string))
+        known = tf.reduce_sum(tf.cast(ids > UNKNOWN_ID, tf.int32), axis=1)
+        return [int(count) for count in known.numpy()]
+
     def attention_maps(self, prompt: str) -> list[AttentionMap]:
         """The causal self-attention of every block over ``prompt``.
 

@@ -27,6 +27,7 @@ from kerasformer.models.transformer_translator import (
 from kerasformer.models.word_tokenizer import (
     END_TOKEN,
     START_TOKEN,
+    UNKNOWN_ID,
     join_words,
     lower_words_and_punctuation,
     word_vectorizer,
@@ -103,6 +104,14 @@ class Translator:
         start = tf.fill([rows, 1], START_ID)
         end = tf.fill([rows, 1], END_ID)
         return tf.concat([start, ids, end], axis=1)
+
+    def known_words(self, texts: Sequence[str]) -> list[int]:
+        """How many words of each sentence are in the source vocabulary."""
+        if not len(texts):
+            return []
+        ids = self.source_ids(tf.constant(list(texts), dtype=tf.string))
+        known = tf.reduce_sum(tf.cast(ids > UNKNOWN_ID, tf.int32), axis=1)
+        return [int(count) for count in known.numpy()]
 
     def source_lengths(self, texts: Sequence[str]) -> list[int]:
         """How many words (ids) each source sentence has for this model."""

@@ -395,3 +395,27 @@ def test_attention_of_translators_and_a_language_model_in_a_fresh_process(
     assert "4 tokens: <eos> the cat sat" in lm["stdout"]
     assert plotly_traces((tmp_path / "lm.html").read_text(encoding="utf-8")) == 1 * 2
     assert lm_pair["code"] == 2 and "is a language model, which reads one text" in lm_pair["stderr"]
+
+
+def test_text_with_no_known_word_is_answered_with_a_warning(capsys, trained_translators,
+                                                            trained_language_model):  # fmt: skip
+    # As predict does: the answer is given, flagged as a guess, and the exit status is 0.
+    translator = trained_translators["transformer"][-1]
+    vocabulary = (translator / "source_vocabulary.txt").read_text(encoding="utf-8").split()
+    assert "zebra" not in vocabulary and "one" in vocabulary
+    code, out, err = run_cli(capsys, "translate", str(translator), "one two", "Zebra quokka!",
+                             "--json")  # fmt: skip
+    assert code == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["status"] for r in records] == ["ok", "warning"]
+    assert "translation" in records[1] and "so its translation is a guess" in records[1]["message"]
+    assert err.count("\n") == 1 and "kerasformer: warning: sentence argument 2 has no word" in err
+
+    model = trained_language_model[-1]
+    code, out, err = run_cli(capsys, "generate", str(model), "the cat", "zebra quokka",
+                             "--max-tokens", "3", "--json")  # fmt: skip
+    assert code == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["status"] for r in records] == ["ok", "warning"]
+    assert "so its continuation is a guess" in records[1]["message"]
+    assert err.count("kerasformer: warning:") == 1
