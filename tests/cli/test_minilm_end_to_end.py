@@ -59,6 +59,12 @@ def workspace(minilm_hub, tiny_ag_news_dir, tmp_path_factory) -> Path:
         "--export-dir", "exp/cls", cwd=root,
     )  # fmt: skip
     assert classifier.returncode == 0, classifier.stderr[-3000:]
+    student = kerasformer(
+        "distill", "--teacher", "exp/cls", "--dataset", "ag_news", "--data-dir",
+        tiny_ag_news_dir, "--epochs", "1", "--batch-size", "32", "--vocab-size", "200",
+        "--maxlen", "32", "--export-dir", "exp/student", cwd=root,
+    )  # fmt: skip
+    assert student.returncode == 0, student.stderr[-3000:]
     return root
 
 
@@ -87,7 +93,7 @@ import contextlib, io, json, sys
 from kerasformer.cli.main import main
 from kerasformer.export.question_answerer_export import load_question_answerer
 
-workspace, context = sys.argv[1], sys.argv[2]
+workspace, context, ag_news = sys.argv[1], sys.argv[2], sys.argv[3]
 answerer = load_question_answerer(workspace + "/exp/qa")
 results = {"loaded": answerer.answer(["Who scored twice?"], [context])[0]}
 commands = {
@@ -95,6 +101,9 @@ commands = {
                      context, "--layer", "5", "--out", workspace + "/qa.png",
                      "--html", workspace + "/qa.html"],
     "predict": ["predict", workspace + "/exp/cls", "team goal striker", "--json"],
+    "evaluate": ["evaluate", workspace + "/exp/cls", "--dataset", "ag_news", "--data-dir",
+                 ag_news, "--output", workspace + "/metrics.json"],
+    "student": ["predict", workspace + "/exp/student", "team goal striker", "--json"],
     "flies": ["attention", workspace + "/exp/cls", "time flies like an arrow", "--second",
               "fruit flies like a banana", "--layer", "2", "--head", "8",
               "--out", workspace + "/flies.png", "--html", workspace + "/flies.html"],
@@ -109,9 +118,9 @@ print(json.dumps(results))
 
 
 @pytest.fixture(scope="module")
-def read_back(workspace):
-    """The exports read back in one fresh process: the Python loader and three commands."""
-    result = run_python(FRESH_PROCESS, str(workspace), CONTEXT, timeout=900)
+def read_back(workspace, tiny_ag_news_dir):
+    """The exports read back in one fresh process: the Python loader and the commands."""
+    result = run_python(FRESH_PROCESS, str(workspace), CONTEXT, str(tiny_ag_news_dir), timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -141,3 +150,18 @@ def test_classifier_predicts_and_shows_the_flies_head_view(read_back, workspace)
     assert "Self-attention, layer 2, head 8" in result["stdout"]
     assert_not_blank(read_png(workspace / "flies.png"))
     assert plotly_traces((workspace / "flies.html").read_text(encoding="utf-8")) == 6 * 12
+
+
+def test_the_bert_classifier_evaluates_and_its_distilled_student_predicts(read_back, workspace):
+    evaluated, student = read_back["evaluate"], read_back["student"]
+    assert evaluated["code"] == 0, evaluated["stderr"]
+    metrics = json.loads((workspace / "metrics.json").read_text(encoding="utf-8"))
+    confusion = metrics["confusion_matrix"]
+    assert sum(map(sum, confusion)) == 80  # the test split of tiny AG News
+    correct = sum(row[i] for i, row in enumerate(confusion))
+    assert abs(metrics["accuracy"] - correct / 80) < 1e-9
+    assert student["code"] == 0, student["stderr"]
+    record = json.loads(student["stdout"])
+    assert record["status"] == "ok" and abs(sum(record["probabilities"].values()) - 1) < 1e-3
+    teacher = json.loads((workspace / "exp" / "student" / "metrics.json").read_text())
+    assert teacher["config"]["teacher"].endswith("exp/cls")
