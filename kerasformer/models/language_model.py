@@ -18,7 +18,7 @@ from kerasformer.layers import backend as layers_backend
 from kerasformer.models.attention_maps import AttentionMap
 from kerasformer.models.decoder_stack import DecoderStack, decoder_stack
 from kerasformer.models.generation import Sampling, decode
-from kerasformer.models.word_tokenizer import UNKNOWN_ID, word_vectorizer
+from kerasformer.models.word_tokenizer import UNKNOWN_ID, known_word_counts, word_vectorizer
 
 MODEL_NAME = "transformer_language_model"
 EMBEDDING_NAME = "token_embedding"
@@ -160,9 +160,7 @@ class TextGenerator:
         """How many words of each prompt are in the vocabulary."""
         if not len(prompts):
             return []
-        ids = self.token_ids(tf.constant(list(prompts), dtype=tf.string))
-        known = tf.reduce_sum(tf.cast(ids > UNKNOWN_ID, tf.int32), axis=1)
-        return [int(count) for count in known.numpy()]
+        return known_word_counts(self.token_ids(tf.constant(list(prompts), dtype=tf.string)))
 
     def attention_maps(self, prompt: str) -> list[AttentionMap]:
         """The causal self-attention of every block over ``prompt``.

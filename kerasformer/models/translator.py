@@ -27,8 +27,8 @@ from kerasformer.models.transformer_translator import (
 from kerasformer.models.word_tokenizer import (
     END_TOKEN,
     START_TOKEN,
-    UNKNOWN_ID,
     join_words,
+    known_word_counts,
     lower_words_and_punctuation,
     word_vectorizer,
 )
@@ -109,9 +109,7 @@ class Translator:
         """How many words of each sentence are in the source vocabulary."""
         if not len(texts):
             return []
-        ids = self.source_ids(tf.constant(list(texts), dtype=tf.string))
-        known = tf.reduce_sum(tf.cast(ids > UNKNOWN_ID, tf.int32), axis=1)
-        return [int(count) for count in known.numpy()]
+        return known_word_counts(self.source_ids(tf.constant(list(texts), dtype=tf.string)))
 
     def source_lengths(self, texts: Sequence[str]) -> list[int]:
         """How many words (ids) each source sentence has for this model."""

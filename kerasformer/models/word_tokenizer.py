@@ -30,6 +30,11 @@ def lower_words_and_punctuation(texts: tf.Tensor) -> tf.Tensor:
     return tf.strings.strip(tf.strings.regex_replace(texts, r"\s+", " "))
 
 
+def known_word_counts(ids: tf.RaggedTensor) -> list[int]:
+    """How many ids of each row are words of the vocabulary (not padding or unknown)."""
+    return [int(count) for count in tf.reduce_sum(tf.cast(ids > UNKNOWN_ID, tf.int32), 1).numpy()]
+
+
 def join_words(words: tf.RaggedTensor) -> tf.Tensor:
     """Words joined by spaces, with punctuation attached where a reader expects it."""
     texts = tf.strings.reduce_join(words, axis=-1, separator=" ")

@@ -9,7 +9,6 @@ offline HTML page, one plotly heatmap per map with a layer menu and a head slide
 from __future__ import annotations
 
 import html
-import importlib.util
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -206,7 +205,6 @@ def attention_html(maps: Sequence[AttentionMapLike], title: str) -> str:
             "there are no attention maps to show; pass at least one, e.g. what "
             "kerasformer.models.classifier_attention_maps returns."
         )
-    require_plotly()
     import plotly.io as pio
 
     sections = []
@@ -240,7 +238,6 @@ def attention_figure(attention_map: AttentionMapLike) -> go.Figure:
 
     >>> attention_figure(classifier_attention_maps(model, "time flies")[0]).show()
     """
-    require_plotly()
     import plotly.graph_objects as go
 
     weights = checked_map(attention_map)
@@ -360,11 +357,3 @@ def checked_map(attention_map: AttentionMapLike) -> np.ndarray:
     what = f"the {attention_map.name} weights"
     # Keep the dtype: float32 weights make a page half the size of float64 ones.
     return checked_probabilities(weights, what).astype(weights.dtype, copy=False)
-
-
-def require_plotly() -> None:
-    # plotly is imported where it is used, so the matplotlib plots work without it.
-    if importlib.util.find_spec("plotly") is None:
-        raise KerasformerError(
-            "the interactive attention page needs plotly; install it with pip install plotly."
-        )
