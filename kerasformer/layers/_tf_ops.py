@@ -45,10 +45,6 @@ def einsum(subscripts, *operands):
     return tf.einsum(subscripts, *operands)
 
 
-def matmul(x1, x2):
-    return tf.linalg.matmul(x1, x2)
-
-
 def softmax(x, axis=-1):
     return tf.nn.softmax(x, axis=axis)
 
@@ -57,94 +53,50 @@ def where(condition, x1, x2):
     return tf.where(condition, x1, x2)
 
 
-def logical_and(x1, x2):
-    return tf.logical_and(x1, x2)
-
-
-def logical_or(x1, x2):
-    return tf.logical_or(x1, x2)
-
-
-def logical_not(x):
-    return tf.logical_not(x)
-
-
-def equal(x1, x2):
-    return tf.equal(x1, x2)
-
-
-def not_equal(x1, x2):
-    return tf.not_equal(x1, x2)
-
-
-def less(x1, x2):
-    return tf.less(x1, x2)
-
-
-def less_equal(x1, x2):
-    return tf.less_equal(x1, x2)
-
-
-def greater(x1, x2):
-    return tf.greater(x1, x2)
-
-
-def greater_equal(x1, x2):
-    return tf.greater_equal(x1, x2)
-
-
 def arange(start, stop=None, step=1, dtype=None):
     if stop is None:
         start, stop = 0, start
     return tf.range(start, stop, step, dtype=dtype or "int32")
 
 
-def sin(x):
-    return tf.sin(x)
+# TensorFlow's own functions where they take keras.ops' one argument, ``x``.
+logical_not = tf.logical_not
+sin = tf.sin
+cos = tf.cos
+tanh = tf.tanh
+exp = tf.exp
+log = tf.math.log
+sqrt = tf.sqrt
+abs = tf.abs  # noqa: A001  (keras.ops.abs)
+floor = tf.floor
+square = tf.square
 
 
-def cos(x):
-    return tf.cos(x)
+def _binary(tf_function):
+    """``tf_function`` under keras.ops' argument names, ``x1`` and ``x2``.
+
+    TensorFlow names them ``x`` and ``y`` (``a`` and ``b`` for ``matmul``): a caller
+    passing them by keyword would need to know which Keras it runs under.
+    """
+
+    def function(x1, x2):
+        return tf_function(x1, x2)
+
+    return function
 
 
-def tanh(x):
-    return tf.tanh(x)
-
-
-def exp(x):
-    return tf.exp(x)
-
-
-def log(x):
-    return tf.math.log(x)
-
-
-def sqrt(x):
-    return tf.sqrt(x)
-
-
-def abs(x):  # noqa: A001  (keras.ops.abs)
-    return tf.abs(x)
-
-
-def floor(x):
-    return tf.floor(x)
-
-
-def square(x):
-    return tf.square(x)
-
-
-def power(x1, x2):
-    return tf.pow(x1, x2)
-
-
-def minimum(x1, x2):
-    return tf.minimum(x1, x2)
-
-
-def maximum(x1, x2):
-    return tf.maximum(x1, x2)
+matmul = _binary(tf.linalg.matmul)
+logical_and = _binary(tf.logical_and)
+logical_or = _binary(tf.logical_or)
+equal = _binary(tf.equal)
+not_equal = _binary(tf.not_equal)
+less = _binary(tf.less)
+less_equal = _binary(tf.less_equal)
+greater = _binary(tf.greater)
+greater_equal = _binary(tf.greater_equal)
+power = _binary(tf.pow)
+minimum = _binary(tf.minimum)
+maximum = _binary(tf.maximum)
 
 
 def clip(x, x_min, x_max):

@@ -49,6 +49,8 @@ class AdaptiveAttentionSpan(Layer):
     [0.0, 0.0, 0.0, 0.2, 0.4, 0.4]
     """
 
+    _config_arguments = ("num_heads", "max_span", "ramp", "initial_span", "span_penalty")
+
     def __init__(
         self,
         num_heads: int,
@@ -106,17 +108,6 @@ class AdaptiveAttentionSpan(Layer):
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            num_heads=self.num_heads,
-            max_span=self.max_span,
-            ramp=self.ramp,
-            initial_span=self.initial_span,
-            span_penalty=self.span_penalty,
-        )
-        return config
 
 
 class _UnitInterval(keras.constraints.Constraint):

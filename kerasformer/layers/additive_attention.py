@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._base import Layer
+from kerasformer.layers._base import build_in_scope
+from kerasformer.layers._query_value_key import QueryValueKeyLayer
 from kerasformer.layers._validation import require_positive_int, require_rate
 from kerasformer.layers.backend import (
     compute_dtype_inputs,
     fresh_copy,
     keras,
     keras_mask,
-    name_scope,
     ops,
     serializable,
 )
 
 
 @serializable
-class AdditiveAttention(Layer):
+class AdditiveAttention(QueryValueKeyLayer):
     """Additive attention in Bahdanau's form, with the alignment weights out (seeds 000, 001).
 
     Each query (a decoder state) scores each key (an encoder annotation) with
@@ -59,6 +59,8 @@ class AdditiveAttention(Layer):
     ((2, 3, 10), (2, 3, 7))
     """
 
+    _config_arguments = ("units", "dropout", "kernel_initializer")
+
     def __init__(
         self, units: int, dropout: float = 0.0, kernel_initializer="glorot_uniform", **kwargs
     ):
@@ -66,8 +68,6 @@ class AdditiveAttention(Layer):
         self.units = require_positive_int("units", units)
         self.dropout = require_rate("dropout", dropout)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.supports_masking = True
-        self._shapes = None
         self.query_projection = self._projection("query_projection")  # W₁
         self.key_projection = self._projection("key_projection")  # W₂
         self.attention = keras.layers.AdditiveAttention(
@@ -87,19 +87,7 @@ class AdditiveAttention(Layer):
             name=name,
         )
 
-    # Keras 3 passes every input's shape to build; tf-keras passes the query's only, so
-    # then the weights are made on the first call, when value and key are known.
-    def build(self, query_shape, value_shape=None, key_shape=None):
-        if value_shape is not None:
-            self._make_weights(query_shape, value_shape, key_shape or value_shape)
-        self.built = True
-
     def _make_weights(self, query_shape, value_shape, key_shape):
-        self._shapes = {
-            "query_shape": tuple(query_shape),
-            "value_shape": tuple(value_shape),
-            "key_shape": tuple(key_shape),
-        }
         projected_query = (*tuple(query_shape)[:-1], self.units)
         projected_key = (*tuple(key_shape)[:-1], self.units)
         for layer, shape in (
@@ -107,15 +95,7 @@ class AdditiveAttention(Layer):
             (self.key_projection, key_shape),
             (self.attention, [projected_query, projected_key, projected_key]),
         ):
-            with name_scope(layer.name):
-                layer.build(shape)
-
-    def get_build_config(self):
-        return self._shapes
-
-    def build_from_config(self, config):
-        if config:
-            self.build(**config)
+            build_in_scope(layer, shape)
 
     def call(
         self,
@@ -127,9 +107,7 @@ class AdditiveAttention(Layer):
         return_attention_scores=False,
         training=None,
     ):
-        key = value if key is None else key
-        if self._shapes is None:
-            self._make_weights(query.shape, value.shape, key.shape)
+        key = self._key_after_building(query, value, key)
         query_mask = keras_mask(query, query_mask)
         value_mask = keras_mask(value, value_mask)
         value, key = compute_dtype_inputs(self, value, key)
@@ -145,15 +123,3 @@ class AdditiveAttention(Layer):
         if return_attention_scores:
             return context, weights
         return context
-
-    def compute_mask(self, inputs, mask=None):
-        return mask
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            units=self.units,
-            dropout=self.dropout,
-            kernel_initializer=keras.initializers.serialize(self.kernel_initializer),
-        )
-        return config

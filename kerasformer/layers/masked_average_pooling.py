@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kerasformer.layers._base import Layer
-from kerasformer.layers.backend import ops, serializable
+from kerasformer.layers.backend import keras, ops, serializable
 
 
 @serializable
@@ -36,6 +36,11 @@ class MaskedAveragePooling(Layer):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.supports_masking = True
+
+    # With no arguments of its own, the layer keeps Keras's automatic config, which holds
+    # the keyword arguments as given (tf-keras keeps a dtype policy by its name): the
+    # configs it has always saved.
+    get_config = keras.layers.Layer.get_config
 
     def call(self, inputs, mask=None):
         if mask is None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._base import Layer
+from kerasformer.layers._base import build_in_scope
+from kerasformer.layers._query_value_key import QueryValueKeyLayer
 from kerasformer.layers._validation import (
     LayerError,
     require_bool,
@@ -11,29 +12,21 @@ from kerasformer.layers._validation import (
     require_rate,
 )
 from kerasformer.layers.adaptive_attention_span import AdaptiveAttentionSpan
-from kerasformer.layers.backend import (
-    compute_dtype_inputs,
-    fresh_copy,
-    keras,
-    keras_mask,
-    name_scope,
-    ops,
-    serializable,
-)
+from kerasformer.layers.backend import compute_dtype_inputs, fresh_copy, keras, ops, serializable
 from kerasformer.layers.relative_position_bias import RelativePositionBias
 from kerasformer.layers.rotary_embedding import RotaryEmbedding
 from kerasformer.layers.scaled_dot_product_attention import (
     attention_scores,
     combine_masks,
+    inputs_padding_mask,
     masked_softmax,
-    padding_attention_mask,
 )
 
 POSITIONS = ("none", "rotary", "relative")
 
 
 @serializable
-class MultiHeadAttention(Layer):
+class MultiHeadAttention(QueryValueKeyLayer):
     """Multi-head attention: per-head projections, attention, concatenation, projection.
 
     Each head projects queries, keys and values with its own weights, runs scaled
@@ -97,6 +90,12 @@ class MultiHeadAttention(Layer):
     ((3, 5, 8), (3, 2, 5, 5))
     """
 
+    _config_arguments = (
+        "num_heads", "key_dim", "value_dim", "dropout", "use_bias", "output_dim", "position",
+        "max_wavelength", "num_buckets", "max_distance", "bidirectional", "attention_span",
+        "span_ramp", "span_penalty", "kernel_initializer", "bias_initializer",
+    )  # fmt: skip
+
     def __init__(
         self,
         num_heads: int,
@@ -146,8 +145,6 @@ class MultiHeadAttention(Layer):
         self.span_penalty = float(span_penalty)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.supports_masking = True
-        self._shapes = None
 
         self.rotary = (
             RotaryEmbedding(self.max_wavelength, dtype=self.dtype_policy, name="rotary")
@@ -172,19 +169,7 @@ class MultiHeadAttention(Layer):
             self.dropout, dtype=self.dtype_policy, name="weights_dropout"
         )
 
-    # Keras 3 passes every input's shape to build; tf-keras passes the query's only, so
-    # then the weights are made on the first call, when value and key are known.
-    def build(self, query_shape, value_shape=None, key_shape=None):
-        if value_shape is not None:
-            self._make_weights(query_shape, value_shape, key_shape or value_shape)
-        self.built = True
-
     def _make_weights(self, query_shape, value_shape, key_shape):
-        self._shapes = {
-            "query_shape": tuple(query_shape),
-            "value_shape": tuple(value_shape),
-            "key_shape": tuple(key_shape),
-        }
         heads, k, v = self.num_heads, self.key_dim, self.value_dim
         output_dim = self.output_dim or query_shape[-1]
         for name, shape, bias in (
@@ -194,30 +179,18 @@ class MultiHeadAttention(Layer):
             ("attention_output", (heads, v, output_dim), (output_dim,)),
         ):
             # "query_kernel", not "query/kernel": Keras 3 allows no "/" in weight names.
-            setattr(self, f"{name}_kernel", self._kernel(f"{name}_kernel", shape))
-            bias_weight = self._bias(f"{name}_bias", bias) if self.use_bias else None
+            kernel = self._weight(f"{name}_kernel", shape, self.kernel_initializer)
+            setattr(self, f"{name}_kernel", kernel)
+            bias_weight = (
+                self._weight(f"{name}_bias", bias, self.bias_initializer) if self.use_bias else None
+            )
             setattr(self, f"{name}_bias", bias_weight)
         for layer in (self.relative_position_bias, self.span):
             if layer is not None:
-                with name_scope(layer.name):
-                    layer.build(None)
+                build_in_scope(layer, None)
 
-    def _kernel(self, name, shape):
-        return self.add_weight(
-            name=name, shape=shape, initializer=fresh_copy(self.kernel_initializer)
-        )
-
-    def _bias(self, name, shape):
-        return self.add_weight(
-            name=name, shape=shape, initializer=fresh_copy(self.bias_initializer)
-        )
-
-    def get_build_config(self):
-        return self._shapes
-
-    def build_from_config(self, config):
-        if config:
-            self.build(**config)
+    def _weight(self, name, shape, initializer):
+        return self.add_weight(name=name, shape=shape, initializer=fresh_copy(initializer))
 
     def __call__(self, *args, cache=None, cache_index=None, **kwargs):
         # Checked before Keras's __call__, which would wrap an error raised in call in
@@ -241,13 +214,11 @@ class MultiHeadAttention(Layer):
         cache=None,
         cache_index=None,
     ):
-        key = value if key is None else key
-        if self._shapes is None:
-            self._make_weights(query.shape, value.shape, key.shape)
-        # Read before casting: a cast tensor no longer carries its Keras mask.
-        query_mask = keras_mask(query, query_mask)
-        value_mask = keras_mask(value, value_mask)
-        key_mask = value_mask if key is value else keras_mask(key, key_mask)
+        key = self._key_after_building(query, value, key)
+        # Tokens written to a cache are all real: decoding appends no padding.
+        mask = None
+        if cache is None:
+            mask = inputs_padding_mask(query, value, key, query_mask, value_mask, key_mask)
         value, key = compute_dtype_inputs(self, value, key)
         query_start = 0 if cache_index is None else cache_index
 
@@ -260,12 +231,10 @@ class MultiHeadAttention(Layer):
             # the keys are the whole sequence from position 0.
             keys = self.rotary(keys, start_index=query_start if cache is not None else 0)
 
-        if cache is None:
-            mask = padding_attention_mask(query_mask, combine_masks(value_mask, key_mask))
-        else:
+        if cache is not None:
             keys, values = cache_write(cache, keys, values, cache_index)
             # Later cache slots are still empty; the causal mask hides them.
-            mask, use_causal_mask = None, True
+            use_causal_mask = True
         mask = combine_masks(mask, attention_mask)
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # the same for every head
@@ -327,31 +296,6 @@ class MultiHeadAttention(Layer):
         return ops.zeros(
             (batch_size, 2, max_length, self.num_heads, self.key_dim), dtype=self.compute_dtype
         )
-
-    def compute_mask(self, inputs, mask=None):
-        return mask
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            num_heads=self.num_heads,
-            key_dim=self.key_dim,
-            value_dim=self.value_dim,
-            dropout=self.dropout,
-            use_bias=self.use_bias,
-            output_dim=self.output_dim,
-            position=self.position,
-            max_wavelength=self.max_wavelength,
-            num_buckets=self.num_buckets,
-            max_distance=self.max_distance,
-            bidirectional=self.bidirectional,
-            attention_span=self.attention_span,
-            span_ramp=self.span_ramp,
-            span_penalty=self.span_penalty,
-            kernel_initializer=keras.initializers.serialize(self.kernel_initializer),
-            bias_initializer=keras.initializers.serialize(self.bias_initializer),
-        )
-        return config
 
 
 def cache_write(cache, keys, values, cache_index):

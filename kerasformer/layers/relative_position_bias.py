@@ -67,6 +67,10 @@ class RelativePositionBias(Layer):
     (1, 2, 4, 4)
     """
 
+    _config_arguments = (
+        "num_heads", "num_buckets", "max_distance", "bidirectional", "embeddings_initializer",
+    )  # fmt: skip
+
     def __init__(
         self,
         num_heads: int,
@@ -117,14 +121,3 @@ class RelativePositionBias(Layer):
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            num_heads=self.num_heads,
-            num_buckets=self.num_buckets,
-            max_distance=self.max_distance,
-            bidirectional=self.bidirectional,
-            embeddings_initializer=keras.initializers.serialize(self.embeddings_initializer),
-        )
-        return config

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from kerasformer.layers._base import Layer
-from kerasformer.layers._validation import LayerError, require_positive_number
+from kerasformer.layers._sinusoids import SinusoidLayer
+from kerasformer.layers._validation import LayerError
 from kerasformer.layers.backend import ops, serializable
 
 
 @serializable
-class RotaryEmbedding(Layer):
+class RotaryEmbedding(SinusoidLayer):
     """Rotate each pair of features by an angle proportional to the token's position.
 
     Applied to queries and keys (not values) before their dot products, it makes the
@@ -37,11 +37,6 @@ class RotaryEmbedding(Layer):
     (2, 5, 4, 8)
     """
 
-    def __init__(self, max_wavelength: float = 10_000.0, **kwargs):
-        super().__init__(**kwargs)
-        self.max_wavelength = require_positive_number("max_wavelength", max_wavelength)
-        self.supports_masking = True
-
     # Checked when building, not in call: Keras wraps errors raised in call in lines of
     # its own, and these should stay one line.
     def build(self, input_shape):
@@ -61,11 +56,7 @@ class RotaryEmbedding(Layer):
     def call(self, inputs, start_index=0):
         dim = inputs.shape[-1]
         half = dim // 2
-        inverse_frequencies = (1.0 / self.max_wavelength ** (np.arange(half) * 2 / dim)).astype(
-            "float32"
-        )
-        positions = ops.cast(ops.arange(ops.shape(inputs)[1]) + start_index, "float32")
-        angles = positions[:, None] * inverse_frequencies[None, :]
+        angles = self._angles(ops.shape(inputs)[1], start_index, np.arange(half) * 2 / dim)
         angles = ops.concatenate([angles, angles], axis=-1)
         # (length, dim) -> (1, length, 1, ..., dim), to broadcast over batch and heads.
         angles = ops.reshape(angles, (1, -1, *([1] * (len(inputs.shape) - 3)), dim))
@@ -74,14 +65,3 @@ class RotaryEmbedding(Layer):
         rotated_half = ops.concatenate([-second, first], axis=-1)
         rotated = x * ops.cos(angles) + rotated_half * ops.sin(angles)
         return ops.cast(rotated, inputs.dtype)
-
-    def compute_mask(self, inputs, mask=None):
-        return mask
-
-    def compute_output_shape(self, input_shape):
-        return tuple(input_shape)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(max_wavelength=self.max_wavelength)
-        return config

@@ -49,6 +49,18 @@ def padding_attention_mask(query_mask=None, key_mask=None):
     )
 
 
+def inputs_padding_mask(query, value, key, query_mask=None, value_mask=None, key_mask=None):
+    """`padding_attention_mask` of an attention's inputs (``key`` may be ``value``).
+
+    A mask not given is the Keras mask of its input: read before the inputs are cast,
+    since a cast tensor no longer carries its Keras mask.
+    """
+    query_mask = keras_mask(query, query_mask)
+    value_mask = keras_mask(value, value_mask)
+    key_mask = value_mask if key is value else keras_mask(key, key_mask)
+    return padding_attention_mask(query_mask, combine_masks(value_mask, key_mask))
+
+
 def attention_scores(query, key, scale=None):
     """QKᵀ·scale in float32 (so float16 cannot overflow); ``scale`` defaults to 1/√depth."""
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
@@ -154,6 +166,8 @@ class ScaledDotProductAttention(Layer):
     ((2, 5, 8), (2, 5, 5))
     """
 
+    _config_arguments = ("dropout",)
+
     def __init__(self, dropout: float = 0.0, **kwargs):
         super().__init__(**kwargs)
         self.dropout = require_rate("dropout", dropout)
@@ -176,11 +190,8 @@ class ScaledDotProductAttention(Layer):
         training=None,
     ):
         key = value if key is None else key
-        query_mask = keras_mask(query, query_mask)
-        value_mask = keras_mask(value, value_mask)
-        key_mask = keras_mask(key, key_mask) if key is not value else value_mask
         mask = combine_masks(
-            padding_attention_mask(query_mask, combine_masks(value_mask, key_mask)),
+            inputs_padding_mask(query, value, key, query_mask, value_mask, key_mask),
             attention_mask,
         )
         value, key = compute_dtype_inputs(self, value, key)
@@ -192,11 +203,6 @@ class ScaledDotProductAttention(Layer):
 
     def compute_mask(self, query, mask=None):
         return keras_mask(query, mask)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(dropout=self.dropout)
-        return config
 
 
 def _swap_last_two(rank: int) -> tuple[int, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from kerasformer.layers._base import Layer
+from kerasformer.layers._base import Layer, build_in_scope
 from kerasformer.layers._validation import LayerError, require_bool, require_positive_int
 from kerasformer.layers.backend import (
     checked_length,
@@ -61,6 +61,10 @@ class TokenAndPositionEmbedding(Layer):
     ((1, 3, 4), [[True, True, False]])
     """
 
+    _config_arguments = (
+        "vocab_size", "maxlen", "embed_dim", "mask_zero", "embeddings_initializer", "position",
+    )  # fmt: skip
+
     def __init__(
         self,
         vocab_size: int,
@@ -86,34 +90,29 @@ class TokenAndPositionEmbedding(Layer):
             raise LayerError(f"sinusoidal positions need an even embed_dim, got {self.embed_dim}.")
         self.position = position
         self.supports_masking = self.mask_zero
-        self.token_embedding = keras.layers.Embedding(
-            self.vocab_size,
-            self.embed_dim,
-            embeddings_initializer=fresh_copy(self.embeddings_initializer),
-            dtype=self.dtype_policy,
-            name="token_embedding",
-        )
+        self.token_embedding = self._embedding(self.vocab_size, "token_embedding")
         self.position_embedding = None
         if position == "learned":
-            self.position_embedding = keras.layers.Embedding(
-                self.maxlen,
-                self.embed_dim,
-                embeddings_initializer=fresh_copy(self.embeddings_initializer),
-                dtype=self.dtype_policy,
-                name="position_embedding",
-            )
+            self.position_embedding = self._embedding(self.maxlen, "position_embedding")
         elif position == "sinusoidal":
             self.position_embedding = SinusoidalPositionEncoding(
                 dtype=self.dtype_policy, name="position_encoding"
             )
 
+    def _embedding(self, input_dim: int, name: str):
+        return keras.layers.Embedding(
+            input_dim,
+            self.embed_dim,
+            embeddings_initializer=fresh_copy(self.embeddings_initializer),
+            dtype=self.dtype_policy,
+            name=name,
+        )
+
     def build(self, input_shape):
         self._require_static_length_within_maxlen(input_shape[-1])
-        with name_scope(self.token_embedding.name):
-            self.token_embedding.build(input_shape)
+        build_in_scope(self.token_embedding, input_shape)
         if self.position == "learned":
-            with name_scope(self.position_embedding.name):
-                self.position_embedding.build((None,))
+            build_in_scope(self.position_embedding, (None,))
         self.built = True
 
     def call(self, inputs, start_index=0):
@@ -171,18 +170,6 @@ class TokenAndPositionEmbedding(Layer):
 
     def compute_output_shape(self, input_shape):
         return (*tuple(input_shape), self.embed_dim)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            vocab_size=self.vocab_size,
-            maxlen=self.maxlen,
-            embed_dim=self.embed_dim,
-            mask_zero=self.mask_zero,
-            embeddings_initializer=keras.initializers.serialize(self.embeddings_initializer),
-            position=self.position,
-        )
-        return config
 
 
 _FIX = "truncate the input or build the layer with a larger maxlen."

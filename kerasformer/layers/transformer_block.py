@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._base import Layer
+from kerasformer.layers._block import TransformerLayer, require_embed_dim
+
+# Re-exported: it was defined here before the decoder block shared it.
+from kerasformer.layers._block import checked_key_dim as checked_key_dim
 from kerasformer.layers._residual import residual
-from kerasformer.layers._validation import (
-    LayerError,
-    require_bool,
-    require_positive_int,
-    require_positive_number,
-    require_rate,
-)
-from kerasformer.layers.backend import keras, name_scope, serializable
-from kerasformer.layers.multi_head_attention import MultiHeadAttention, require_position
+from kerasformer.layers.backend import keras, serializable
+from kerasformer.layers.multi_head_attention import MultiHeadAttention
 
 
 @serializable
-class TransformerBlock(Layer):
+class TransformerBlock(TransformerLayer):
     """Multi-head self-attention followed by a position-wise feed-forward network.
 
     Each of the two sub-layers has dropout, a residual connection and layer
@@ -67,6 +63,8 @@ class TransformerBlock(Layer):
     ((1, 5, 8), (1, 2, 5, 5))
     """
 
+    _config_arguments = (*TransformerLayer._config_arguments, "attention_span")
+
     def __init__(
         self,
         embed_dim: int,
@@ -82,19 +80,11 @@ class TransformerBlock(Layer):
         attention_span: int | None = None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        self.embed_dim = require_positive_int("embed_dim", embed_dim)
-        self.num_heads = require_positive_int("num_heads", num_heads)
-        self.ff_dim = require_positive_int("ff_dim", ff_dim)
-        self.dropout = require_rate("dropout", dropout)
-        self.key_dim = checked_key_dim(key_dim, self.embed_dim, self.num_heads)
-        self.norm_first = require_bool("norm_first", norm_first)
-        self.activation = keras.activations.get(activation)
-        self.attention_dropout = require_rate("attention_dropout", attention_dropout)
-        self.layer_norm_epsilon = require_positive_number("layer_norm_epsilon", layer_norm_epsilon)
-        self.position = require_position(position)
+        super().__init__(
+            embed_dim, num_heads, ff_dim, dropout, key_dim, norm_first, activation,
+            attention_dropout, layer_norm_epsilon, position, **kwargs,
+        )  # fmt: skip
         self.attention_span = attention_span
-        self.supports_masking = True
 
         self.attention = MultiHeadAttention(
             num_heads=self.num_heads,
@@ -106,21 +96,11 @@ class TransformerBlock(Layer):
             name="attention",
         )
         self.attention_span = self.attention.attention_span
-        self.attention_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="attention_norm"
-        )
+        self.attention_norm = self._norm("attention_norm")
         self.attention_dropout_layer = keras.layers.Dropout(
             self.dropout, dtype=self.dtype_policy, name="attention_output_dropout"
         )
-        self.ff_hidden = keras.layers.Dense(
-            self.ff_dim, activation=self.activation, dtype=self.dtype_policy, name="ff_hidden"
-        )
-        self.ff_output = keras.layers.Dense(
-            self.embed_dim, dtype=self.dtype_policy, name="ff_output"
-        )
-        self.ff_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="ff_norm"
-        )
+        self._make_feed_forward()
         self.ff_dropout_layer = keras.layers.Dropout(
             self.dropout, dtype=self.dtype_policy, name="ff_output_dropout"
         )
@@ -128,16 +108,7 @@ class TransformerBlock(Layer):
     def build(self, input_shape):
         input_shape = tuple(input_shape)
         require_embed_dim(input_shape, self.embed_dim, "TransformerBlock")
-        # Built inside their own scopes so each weight is named after its sub-layer.
-        for layer, shapes in (
-            (self.attention, (input_shape, input_shape)),
-            (self.attention_norm, (input_shape,)),
-            (self.ff_hidden, (input_shape,)),
-            (self.ff_output, (input_shape[:-1] + (self.ff_dim,),)),
-            (self.ff_norm, (input_shape,)),
-        ):
-            with name_scope(layer.name):
-                layer.build(*shapes)
+        self._build_sublayers(input_shape, self.attention, self.attention_norm)
         self.built = True
 
     def call(self, inputs, training=None, mask=None, return_attention_scores=False):
@@ -158,48 +129,3 @@ class TransformerBlock(Layer):
         if return_attention_scores:
             return x, scores
         return x
-
-    def _feed_forward(self, x):
-        return self.ff_output(self.ff_hidden(x))
-
-    def compute_mask(self, inputs, mask=None):
-        return mask
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            embed_dim=self.embed_dim,
-            num_heads=self.num_heads,
-            ff_dim=self.ff_dim,
-            dropout=self.dropout,
-            key_dim=self.key_dim,
-            norm_first=self.norm_first,
-            activation=keras.activations.serialize(self.activation),
-            attention_dropout=self.attention_dropout,
-            layer_norm_epsilon=self.layer_norm_epsilon,
-            position=self.position,
-            attention_span=self.attention_span,
-        )
-        return config
-
-
-def checked_key_dim(key_dim, embed_dim: int, num_heads: int) -> int:
-    """``key_dim`` if given, else ``embed_dim // num_heads`` when that divides evenly."""
-    if key_dim is not None:
-        return require_positive_int("key_dim", key_dim)
-    if embed_dim % num_heads:
-        raise LayerError(
-            f"embed_dim={embed_dim} is not divisible by num_heads={num_heads}; "
-            "pass key_dim explicitly or choose a divisor."
-        )
-    return embed_dim // num_heads
-
-
-def require_embed_dim(input_shape: tuple, embed_dim: int, layer: str) -> None:
-    if input_shape[-1] is not None and input_shape[-1] != embed_dim:
-        # A plain ValueError: build can run inside Keras' traced fit/predict, which
-        # re-raises built-in error types only.
-        raise ValueError(
-            f"{layer}(embed_dim={embed_dim}) got inputs with last dimension "
-            f"{input_shape[-1]}; the residual connections need them equal."
-        )

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._base import Layer
+from kerasformer.layers._base import build_in_scope
+from kerasformer.layers._block import TransformerLayer, require_embed_dim
 from kerasformer.layers._residual import residual
-from kerasformer.layers._validation import (
-    LayerError,
-    require_bool,
-    require_positive_int,
-    require_positive_number,
-    require_rate,
-)
-from kerasformer.layers.backend import keras, keras_mask, name_scope, serializable
-from kerasformer.layers.multi_head_attention import MultiHeadAttention, require_position
-from kerasformer.layers.transformer_block import checked_key_dim, require_embed_dim
+from kerasformer.layers._validation import LayerError
+from kerasformer.layers.backend import keras, keras_mask, serializable
+from kerasformer.layers.multi_head_attention import MultiHeadAttention
 
 
 @serializable
-class TransformerDecoderBlock(Layer):
+class TransformerDecoderBlock(TransformerLayer):
     """Masked self-attention, optional attention to an encoder, and a feed-forward network.
 
     Each query sees only itself and earlier positions (the causal mask of seeds 002 and
@@ -91,18 +85,10 @@ class TransformerDecoderBlock(Layer):
         position: str = "none",
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        self.embed_dim = require_positive_int("embed_dim", embed_dim)
-        self.num_heads = require_positive_int("num_heads", num_heads)
-        self.ff_dim = require_positive_int("ff_dim", ff_dim)
-        self.dropout = require_rate("dropout", dropout)
-        self.key_dim = checked_key_dim(key_dim, self.embed_dim, self.num_heads)
-        self.norm_first = require_bool("norm_first", norm_first)
-        self.activation = keras.activations.get(activation)
-        self.attention_dropout = require_rate("attention_dropout", attention_dropout)
-        self.layer_norm_epsilon = require_positive_number("layer_norm_epsilon", layer_norm_epsilon)
-        self.position = require_position(position)
-        self.supports_masking = True
+        super().__init__(
+            embed_dim, num_heads, ff_dim, dropout, key_dim, norm_first, activation,
+            attention_dropout, layer_norm_epsilon, position, **kwargs,
+        )  # fmt: skip
         self._encoder_shape = None
 
         def attention(name, position, bidirectional=True):
@@ -112,26 +98,15 @@ class TransformerDecoderBlock(Layer):
                 dtype=self.dtype_policy, name=name,
             )  # fmt: skip
 
-        def norm(name):
-            return keras.layers.LayerNormalization(
-                epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=name
-            )
-
         # T5's decoder buckets: past distances only, as future keys are always hidden.
         self.self_attention = attention("self_attention", self.position, bidirectional=False)
-        self.self_attention_norm = norm("self_attention_norm")
+        self.self_attention_norm = self._norm("self_attention_norm")
         self.self_attention_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
         # Source and target positions are unrelated, so cross-attention gets none.
         self.cross_attention = attention("cross_attention", "none")
-        self.cross_attention_norm = norm("cross_attention_norm")
+        self.cross_attention_norm = self._norm("cross_attention_norm")
         self.cross_attention_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
-        self.ff_hidden = keras.layers.Dense(
-            self.ff_dim, activation=self.activation, dtype=self.dtype_policy, name="ff_hidden"
-        )
-        self.ff_output = keras.layers.Dense(
-            self.embed_dim, dtype=self.dtype_policy, name="ff_output"
-        )
-        self.ff_norm = norm("ff_norm")
+        self._make_feed_forward()
         self.ff_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
 
     # Keras 3 passes the encoder's shape too; tf-keras passes the inputs' only, so then
@@ -140,15 +115,7 @@ class TransformerDecoderBlock(Layer):
         inputs_shape = tuple(inputs_shape)
         require_embed_dim(inputs_shape, self.embed_dim, "TransformerDecoderBlock")
         self._inputs_shape = inputs_shape
-        for layer, shapes in (
-            (self.self_attention, (inputs_shape, inputs_shape)),
-            (self.self_attention_norm, (inputs_shape,)),
-            (self.ff_hidden, (inputs_shape,)),
-            (self.ff_output, (inputs_shape[:-1] + (self.ff_dim,),)),
-            (self.ff_norm, (inputs_shape,)),
-        ):
-            with name_scope(layer.name):
-                layer.build(*shapes)
+        self._build_sublayers(inputs_shape, self.self_attention, self.self_attention_norm)
         if encoder_outputs_shape is not None:
             self._build_cross_attention(encoder_outputs_shape)
         self.built = True
@@ -159,8 +126,7 @@ class TransformerDecoderBlock(Layer):
             (self.cross_attention, (self._inputs_shape, self._encoder_shape)),
             (self.cross_attention_norm, (self._inputs_shape,)),
         ):
-            with name_scope(layer.name):
-                layer.build(*shapes)
+            build_in_scope(layer, *shapes)
 
     def get_build_config(self):
         return {
@@ -228,28 +194,6 @@ class TransformerDecoderBlock(Layer):
         results += tuple(new_cache)
         return results[0] if len(results) == 1 else results
 
-    def _feed_forward(self, x):
-        return self.ff_output(self.ff_hidden(x))
-
     def empty_cache(self, batch_size: int, max_length: int):
         """Zeros for the self-attention keys and values of ``max_length`` tokens."""
         return self.self_attention.empty_cache(batch_size, max_length)
-
-    def compute_mask(self, inputs, mask=None):
-        return mask
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            embed_dim=self.embed_dim,
-            num_heads=self.num_heads,
-            ff_dim=self.ff_dim,
-            dropout=self.dropout,
-            key_dim=self.key_dim,
-            norm_first=self.norm_first,
-            activation=keras.activations.serialize(self.activation),
-            attention_dropout=self.attention_dropout,
-            layer_norm_epsilon=self.layer_norm_epsilon,
-            position=self.position,
-        )
-        return config

@@ -1,0 +1,101 @@
+"""The base of the encoder and decoder blocks: their shared arguments and feed-forward network."""
+
+from __future__ import annotations
+
+from kerasformer.layers._base import Layer, build_in_scope
+from kerasformer.layers._validation import (
+    LayerError,
+    require_bool,
+    require_positive_int,
+    require_positive_number,
+    require_rate,
+)
+from kerasformer.layers.backend import keras
+from kerasformer.layers.multi_head_attention import require_position
+
+
+class TransformerLayer(Layer):
+    """Attention sub-layers, then a position-wise feed-forward network.
+
+    Each sub-layer has dropout, a residual connection and layer normalisation. The
+    attention sub-layers are each block's own; the arguments that configure the rest are
+    validated and stored here, so the encoder and decoder blocks read them the same way.
+    The mask of the inputs is passed on unchanged.
+    """
+
+    _config_arguments = (
+        "embed_dim", "num_heads", "ff_dim", "dropout", "key_dim", "norm_first", "activation",
+        "attention_dropout", "layer_norm_epsilon", "position",
+    )  # fmt: skip
+
+    def __init__(
+        self, embed_dim, num_heads, ff_dim, dropout, key_dim, norm_first, activation,
+        attention_dropout, layer_norm_epsilon, position, **kwargs,
+    ):  # fmt: skip
+        super().__init__(**kwargs)
+        self.embed_dim = require_positive_int("embed_dim", embed_dim)
+        self.num_heads = require_positive_int("num_heads", num_heads)
+        self.ff_dim = require_positive_int("ff_dim", ff_dim)
+        self.dropout = require_rate("dropout", dropout)
+        self.key_dim = checked_key_dim(key_dim, self.embed_dim, self.num_heads)
+        self.norm_first = require_bool("norm_first", norm_first)
+        self.activation = keras.activations.get(activation)
+        self.attention_dropout = require_rate("attention_dropout", attention_dropout)
+        self.layer_norm_epsilon = require_positive_number("layer_norm_epsilon", layer_norm_epsilon)
+        self.position = require_position(position)
+        self.supports_masking = True
+
+    def _norm(self, name: str):
+        return keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=name
+        )
+
+    # Called after the attention sub-layers are made: a block's weights are listed in the
+    # order its sub-layers were made, and saved weights are read back in that order.
+    def _make_feed_forward(self):
+        self.ff_hidden = keras.layers.Dense(
+            self.ff_dim, activation=self.activation, dtype=self.dtype_policy, name="ff_hidden"
+        )
+        self.ff_output = keras.layers.Dense(
+            self.embed_dim, dtype=self.dtype_policy, name="ff_output"
+        )
+        self.ff_norm = self._norm("ff_norm")
+
+    def _build_sublayers(self, input_shape: tuple, attention, attention_norm):
+        """Build the self-attention, its norm and the feed-forward network for ``input_shape``."""
+        for layer, shapes in (
+            (attention, (input_shape, input_shape)),
+            (attention_norm, (input_shape,)),
+            (self.ff_hidden, (input_shape,)),
+            (self.ff_output, (input_shape[:-1] + (self.ff_dim,),)),
+            (self.ff_norm, (input_shape,)),
+        ):
+            build_in_scope(layer, *shapes)
+
+    def _feed_forward(self, x):
+        return self.ff_output(self.ff_hidden(x))
+
+    def compute_mask(self, inputs, mask=None):
+        return mask
+
+
+def checked_key_dim(key_dim, embed_dim: int, num_heads: int) -> int:
+    """``key_dim`` if given, else ``embed_dim // num_heads`` when that divides evenly."""
+    if key_dim is not None:
+        return require_positive_int("key_dim", key_dim)
+    if embed_dim % num_heads:
+        raise LayerError(
+            f"embed_dim={embed_dim} is not divisible by num_heads={num_heads}; "
+            "pass key_dim explicitly or choose a divisor."
+        )
+    return embed_dim // num_heads
+
+
+def require_embed_dim(input_shape: tuple, embed_dim: int, layer: str) -> None:
+    if input_shape[-1] is not None and input_shape[-1] != embed_dim:
+        # A plain ValueError: build can run inside Keras' traced fit/predict, which
+        # re-raises built-in error types only.
+        raise ValueError(
+            f"{layer}(embed_dim={embed_dim}) got inputs with last dimension "
+            f"{input_shape[-1]}; the residual connections need them equal."
+        )
