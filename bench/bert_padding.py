@@ -92,7 +92,7 @@ def encoder_flops_per_token(config: dict, tokens_per_text: float) -> float:
 
 
 def minilm_config() -> dict:
-    from kerasformer.export.convert_bert import default_bert_checkpoint_dir
+    from kerasformer.convert.convert_bert import default_bert_checkpoint_dir
 
     return json.loads((default_bert_checkpoint_dir() / "config.json").read_text())
 

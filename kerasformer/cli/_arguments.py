@@ -3,54 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import math
-from collections.abc import Callable
 
-# Names kept here so that `--help` does not have to import TensorFlow; tests/cli checks
-# them against kerasformer.training.tasks.TASKS.
-DATASETS_BY_TASK = {
-    "classification": ("bbc_news", "ag_news"),
-    "translation": ("spa_eng",),
-    "language-model": ("wikitext2",),
-    "question-answering": ("squad",),
-    "distillation": ("bbc_news", "ag_news"),
-}
-MODELS_BY_TASK = {
-    "classification": ("transformer", "bert"),
-    "translation": ("transformer", "rnn"),
-    "language-model": ("transformer",),
-    "question-answering": ("bert",),
-    "distillation": ("transformer",),
-}
-TASK_NAMES = tuple(DATASETS_BY_TASK)
-# `train --task` offers these; distillation has its own command, `distill`.
-TRAIN_TASK_NAMES = tuple(name for name in TASK_NAMES if name != "distillation")
-DATASET_NAMES = tuple(sorted({name for names in DATASETS_BY_TASK.values() for name in names}))
-MODEL_NAMES = ("transformer", "bert", "rnn")
+from kerasformer import registry
+from kerasformer.validation import (  # noqa: F401  (the command's argument types)
+    checked,
+    fraction,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    rate,
+    share,
+)
 
-
-def checked(convert: Callable[[str], float], accept: Callable[[float], bool], wanted: str):
-    """An argparse type that converts, checks, and says what it wanted on failure."""
-
-    def parse(text: str):
-        try:
-            value = convert(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}") from None
-        if not accept(value):
-            raise argparse.ArgumentTypeError(f"expected {wanted}, got {value}")
-        return value
-
-    parse.__name__ = wanted
-    return parse
-
-
-positive_int = checked(int, lambda v: v >= 1, "a whole number >= 1")
-non_negative_int = checked(int, lambda v: v >= 0, "a whole number >= 0")
-positive_float = checked(float, lambda v: 0 < v < math.inf, "a positive finite number")
-fraction = checked(float, lambda v: 0 < v < 1, "a number between 0 and 1")
-rate = checked(float, lambda v: 0 <= v < 1, "a number in [0, 1)")
-share = checked(float, lambda v: 0 <= v <= 1, "a number from 0 to 1")
+# The registry's names, as the command line offers them (kept for one release).
+DATASETS_BY_TASK = {name: entry.dataset_names for name, entry in registry.TASKS.items()}
+MODELS_BY_TASK = {name: entry.model_names for name, entry in registry.TASKS.items()}
+TASK_NAMES = tuple(registry.TASKS)
+TRAIN_TASK_NAMES = registry.TRAINED_BY_TRAIN
+DATASET_NAMES = registry.DATASET_NAMES
+MODEL_NAMES = registry.MODEL_NAMES
 
 
 def add_dataset_arguments(

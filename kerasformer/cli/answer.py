@@ -23,21 +23,23 @@ from kerasformer.cli.outputs import add_overwrite_argument, require_output_file,
 PAIR_FORMAT = 'give one {"question": "...", "context": "..."} per line'
 
 
+HELP = "answer questions from paragraphs with a model from `train --task question-answering`"
+DESCRIPTION = (
+    "Print the span of the context that answers the question, its "
+    "character offsets in the context (start inclusive, end exclusive) and its score "
+    "(start probability × end probability). A context longer than the model's sequence "
+    "length is read whole, window by window. Give one pair with --question and "
+    "--context (or --context-file), and any number as JSON lines "
+    '{"question": ..., "context": ...}: \'-\' reads them from standard input, '
+    "--input-file from a file. Each pair gets one record, in order (two lines, or one "
+    "JSON line with --json); a line that is no such pair gets an error record and the "
+    "others are answered. --plot draws the start and end probability of every context "
+    "token of the first pair. " + EXIT_STATUS
+)
+
+
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "answer",
-        help="answer questions from paragraphs with a model from `train --task question-answering`",
-        description="Print the span of the context that answers the question, its "
-        "character offsets in the context (start inclusive, end exclusive) and its score "
-        "(start probability × end probability). A context longer than the model's sequence "
-        "length is read whole, window by window. Give one pair with --question and "
-        "--context (or --context-file), and any number as JSON lines "
-        '{"question": ..., "context": ...}: \'-\' reads them from standard input, '
-        "--input-file from a file. Each pair gets one record, in order (two lines, or one "
-        "JSON line with --json); a line that is no such pair gets an error record and the "
-        "others are answered. --plot draws the start and end probability of every context "
-        "token of the first pair. " + EXIT_STATUS,
-    )
+    parser = subparsers.add_parser("answer", help=HELP, description=DESCRIPTION)
     add_model_argument(parser)
     parser.add_argument(
         "texts", metavar="-", nargs="*",
@@ -58,7 +60,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kerasformer.export.question_answerer_export import load_question_answerer
+    from kerasformer.loading.question_answerer import load_question_answerer
 
     if args.plot:
         require_output_file(args.plot, "--plot", args.overwrite)
@@ -143,8 +145,8 @@ def answer_lines(record: dict) -> str:
 
 
 def read_context(path: Path) -> str:
-    from kerasformer.datasets.ag_news import read_utf8_text
     from kerasformer.errors import KerasformerError
+    from kerasformer.files.text_files import read_utf8_text
 
     if not path.is_file():
         raise KerasformerError(f"--context-file {path} does not exist; give a UTF-8 text file.")

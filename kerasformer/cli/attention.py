@@ -31,17 +31,19 @@ ATTENTION_NAMES = {
 }
 
 
+HELP = "draw what an exported model attends to for a text"
+DESCRIPTION = (
+    "Draw the attention of an exported model for TEXT: every head of one "
+    "layer as heatmaps (queries down, keys across), or one head as lines with --head, "
+    "in a PNG; --html writes every layer and head to an interactive page that works "
+    "offline. Classifiers (from scratch or BERT), question answerers (TEXT is the "
+    "question, --context the paragraph), translators (encoder self-, decoder self- and "
+    "cross-attention over the greedy translation) and language models (the prompt)."
+)
+
+
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "attention",
-        help="draw what an exported model attends to for a text",
-        description="Draw the attention of an exported model for TEXT: every head of one "
-        "layer as heatmaps (queries down, keys across), or one head as lines with --head, "
-        "in a PNG; --html writes every layer and head to an interactive page that works "
-        "offline. Classifiers (from scratch or BERT), question answerers (TEXT is the "
-        "question, --context the paragraph), translators (encoder self-, decoder self- and "
-        "cross-attention over the greedy translation) and language models (the prompt).",
-    )
+    parser = subparsers.add_parser("attention", help=HELP, description=DESCRIPTION)
     add_model_argument(parser)
     parser.add_argument("text", metavar="TEXT", help="the text to look at; short ones read best")
     parser.add_argument(
@@ -105,7 +107,7 @@ def argument_text(argument: str, where: str) -> str:
 
 def attention_maps(model: Path, text: str, second: str | None) -> list:
     """Every attention map of the export at ``model`` for ``text``, by its kind."""
-    from kerasformer.export.export_kind import (
+    from kerasformer.files.export_kind import (
         CLASSIFIER,
         LANGUAGE_MODEL,
         QUESTION_ANSWERER,
@@ -119,11 +121,11 @@ def attention_maps(model: Path, text: str, second: str | None) -> list:
             f"{model} is {kind.noun}, which reads one text; drop --second/--context."
         )
     if kind is TRANSLATOR:
-        from kerasformer.export.translator_export import load_translator
+        from kerasformer.loading.translator import load_translator
 
         return load_translator(model).attention_maps(text)
     if kind is LANGUAGE_MODEL:
-        from kerasformer.export.generator_export import load_generator
+        from kerasformer.loading.generator import load_generator
 
         return load_generator(model).attention_maps(text)
     if kind is QUESTION_ANSWERER:
@@ -132,11 +134,11 @@ def attention_maps(model: Path, text: str, second: str | None) -> list:
                 f"{model} is a question answerer; give the question as TEXT and the "
                 "paragraph with --context."
             )
-        from kerasformer.export.question_answerer_export import load_question_answerer
+        from kerasformer.loading.question_answerer import load_question_answerer
 
         return load_question_answerer(model).attention_maps(text, second)
-    from kerasformer.export.export_files import require_intact_export
-    from kerasformer.export.exported_classifier import load_keras_model
+    from kerasformer.files.export_files import require_intact_export
+    from kerasformer.loading.keras_model import load_keras_model
     from kerasformer.models import classifier_attention_maps
 
     require_intact_export(model, CLASSIFIER)

@@ -17,14 +17,15 @@ from kerasformer.cli.outputs import (
     save_picture,
 )
 
+HELP = "measure an exported model on a dataset split"
+DESCRIPTION = (
+    "Evaluate an exported model on a dataset split: accuracy, per-class "
+    "precision, recall and F1, and the confusion matrix."
+)
+
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "evaluate",
-        help="measure an exported model on a dataset split",
-        description="Evaluate an exported model on a dataset split: accuracy, per-class "
-        "precision, recall and F1, and the confusion matrix.",
-    )
+    parser = subparsers.add_parser("evaluate", help=HELP, description=DESCRIPTION)
     add_model_argument(parser)
     add_dataset_arguments(
         parser, default=None, names=DATASETS_BY_TASK["classification"], required=True
@@ -48,7 +49,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kerasformer.datasets import load_dataset
-    from kerasformer.export import ExportedClassifier
+    from kerasformer.loading import ExportedClassifier
     from kerasformer.plots import plot_confusion_matrix
     from kerasformer.training import classification_metrics
 

@@ -24,33 +24,47 @@ probability = checked(float, lambda v: 0 < v <= 1, "a number in (0, 1]")
 temperature = checked(float, lambda v: 0 <= v < float("inf"), "a number >= 0")
 
 
+HELP = "continue prompts with a model from `train --task language-model`"
+DESCRIPTION = (
+    "Continue each PROMPT with up to --max-tokens tokens, one line each. "
+    "Tokens are sampled with --temperature, then kept to the --top-k most likely and "
+    "the smallest set holding --top-p of the probability; --temperature 0 with no "
+    "top-k or top-p is greedy decoding. '-' reads one prompt per line of standard "
+    "input, --input-file one per line of a file; an empty prompt, or one too long for "
+    "the model's window, gets an empty line and its error on standard error (an error "
+    "record with --json), and the others are continued. " + EXIT_STATUS
+)
+
+
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "generate",
-        help="continue prompts with a model from `train --task language-model`",
-        description="Continue each PROMPT with up to --max-tokens tokens, one line each. "
-        "Tokens are sampled with --temperature, then kept to the --top-k most likely and "
-        "the smallest set holding --top-p of the probability; --temperature 0 with no "
-        "top-k or top-p is greedy decoding. '-' reads one prompt per line of standard "
-        "input, --input-file one per line of a file; an empty prompt, or one too long for "
-        "the model's window, gets an empty line and its error on standard error (an error "
-        "record with --json), and the others are continued. " + EXIT_STATUS,
-    )
+    parser = subparsers.add_parser("generate", help=HELP, description=DESCRIPTION)
     add_model_argument(parser)
     add_input_arguments(parser, "PROMPT", "prompt to continue")
-    parser.add_argument("--max-tokens", type=positive_int, default=50, help="(default 50)")
-    parser.add_argument("--temperature", type=temperature, default=1.0, help="(default 1.0)")
+    from kerasformer.models.generation import DEFAULT_SAMPLING as SAMPLING
+    from kerasformer.models.language_model import DEFAULT_MAX_TOKENS
+
     parser.add_argument(
-        "--top-k", type=non_negative_int, default=40, help="0 for no limit (default 40)"
+        "--max-tokens", type=positive_int, default=DEFAULT_MAX_TOKENS,
+        help=f"(default {DEFAULT_MAX_TOKENS})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--temperature", type=temperature, default=SAMPLING.temperature,
+        help=f"(default {SAMPLING.temperature})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--top-k", type=non_negative_int, default=SAMPLING.top_k,
+        help=f"0 for no limit (default {SAMPLING.top_k})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--top-p", type=probability, default=SAMPLING.top_p, help=f"(default {SAMPLING.top_p})"
     )
-    parser.add_argument("--top-p", type=probability, default=1.0, help="(default 1.0)")
     parser.add_argument("--seed", type=non_negative_int, help="same seed, same text")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from kerasformer.backend import tf
-    from kerasformer.export.generator_export import load_generator
+    from kerasformer.loading.generator import load_generator
     from kerasformer.models.generation import Sampling
 
     if args.seed is not None:

@@ -91,7 +91,7 @@ def write_output(path: Path, write: Callable[[Path], object]) -> Path:
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-    from kerasformer.export.staged_directory import add_to_manifest
+    from kerasformer.files.staged_directory import add_to_manifest
 
     add_to_manifest(path)
     return path

@@ -36,20 +36,21 @@ NO_KNOWN_WORDS = (
 )
 
 
+HELP = "classify texts with an exported model"
+
+
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
-        "predict",
-        help="classify texts with an exported model",
-        description=DESCRIPTION,
+        "predict", help=HELP, description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    )  # fmt: skip
     add_model_argument(parser)
     add_input_arguments(parser, "TEXT", "text")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kerasformer.export import ExportedClassifier
+    from kerasformer.loading import ExportedClassifier
 
     inputs = read_inputs(args.texts, args.input_file)
     classifier = ExportedClassifier(args.model)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from kerasformer import registry
 from kerasformer.cli._arguments import (
     DATASET_NAMES,
-    DATASETS_BY_TASK,
     MODEL_NAMES,
-    MODELS_BY_TASK,
     TRAIN_TASK_NAMES,
     add_dataset_arguments,
     fraction,
@@ -18,63 +17,106 @@ from kerasformer.cli._arguments import (
     rate,
 )
 
-# Transformer options: (flag, type, help). Unset ones keep the model's defaults.
+# Model options: (flag, type, what it sets). Unset ones keep the model's defaults,
+# which --help reads from each model's builder.
 TRANSFORMER_OPTIONS = (
-    ("--vocab-size", positive_int, "vocabulary size (default 20000)"),
-    ("--maxlen", positive_int, "longest text in tokens; longer ones are truncated (default 512)"),
-    ("--embed-dim", positive_int, "embedding size (default 32)"),
-    ("--num-heads", positive_int, "attention heads (default 2)"),
-    ("--ff-dim", positive_int, "feed-forward hidden size (default 32)"),
+    ("--vocab-size", positive_int, "vocabulary size"),
+    ("--maxlen", positive_int, "longest text in tokens; longer ones are truncated"),
+    ("--embed-dim", positive_int, "embedding size"),
+    ("--num-heads", positive_int, "attention heads"),
+    ("--ff-dim", positive_int, "feed-forward hidden size"),
     ("--key-dim", positive_int, "size per head (default embed-dim / num-heads)"),
-    ("--dropout", rate, "dropout rate (default 0.1)"),
-    ("--num-layers", positive_int, "encoder and decoder blocks of sequence models (default 2)"),
-    ("--units", positive_int, "GRU size of the rnn translator (default 256)"),
+    ("--dropout", rate, "dropout rate"),
+    ("--num-layers", positive_int, "encoder and decoder blocks of sequence models"),
+    ("--units", positive_int, "GRU size of the rnn translator"),
 )
-# Which model options each task's model takes (the others are mistakes).
+# Which model options each task's model takes (the others are mistakes), for one release.
 OPTIONS_BY_MODEL = {
-    ("classification", "transformer"): {
-        "vocab_size", "maxlen", "embed_dim", "num_heads", "ff_dim", "key_dim", "dropout",
-        "norm_first", "position",
-    },
-    ("classification", "bert"): {"preprocess", "encoder", "dropout"},
-    ("translation", "transformer"): {
-        "vocab_size", "maxlen", "embed_dim", "num_heads", "ff_dim", "num_layers", "dropout",
-        "norm_first", "position",
-    },
-    ("translation", "rnn"): {"vocab_size", "maxlen", "embed_dim", "units", "dropout"},
-    ("language-model", "transformer"): {
-        "maxlen", "embed_dim", "num_heads", "ff_dim", "num_layers", "dropout", "norm_first",
-        "position",
-    },
-    ("question-answering", "bert"): {"preprocess", "encoder", "seq_length", "doc_stride"},
-}  # fmt: skip
-OPTIONS_BY_MODEL["distillation", "transformer"] = OPTIONS_BY_MODEL["classification", "transformer"]
+    (task.name, model.name): set(model.options)
+    for task in registry.TASKS.values()
+    for model in task.models
+}
+
+
+STRATEGIES = ("default", "one-device", "mirrored", "multi-worker")
+# TrainingConfig's settings the command line sets by the same name; unset ones keep
+# TrainingConfig's defaults.
+RUN_SETTINGS = (
+    "data_dir", "epochs", "batch_size", "learning_rate", "recipe", "fine_tune_learning_rate",
+    "frozen_epochs", "seed", "deterministic", "strategy", "mixed_precision", "xla",
+    "input_pipeline", "validation_fraction", "export_dir", "overwrite", "resume",
+)  # fmt: skip
+# Settings of a task's own that a command sets (distill's); see TrainingConfig.task_options.
+TASK_SETTINGS = (
+    "teacher", "temperature", "teacher_weight", "unlabelled_texts", "augmented_copies"
+)  # fmt: skip
+
+
+def default_setting(name: str):
+    from kerasformer.training.config import default_setting
+
+    return default_setting(name)
+
+
+def defaulted(text: str, setting: str) -> str:
+    """Help text ending in the setting's default, as TrainingConfig has it."""
+    default = f"(default {default_setting(setting)})"
+    return f"{text} {default}" if text else default
+
+
+def with_model_defaults(text: str, flag: str) -> str:
+    """Help text ending in each model's default for the option, from its builder."""
+    option = flag[2:].replace("-", "_")
+    found, seen = {}, set()
+    for task in registry.TASKS.values():
+        for model in task.models:
+            if not model.defaults or option not in model.options or model in seen:
+                continue
+            seen.add(model)  # distillation's student is classification's model
+            value = registry.resolve(model.defaults).get(option)
+            if value is not None:
+                found[task.name if len(task.models) == 1 else f"{task.name} {model.name}"] = value
+    if not found:
+        return text
+    defaults = ", ".join(f"{value} for {where}" for where, value in found.items())
+    return f"{text} (default {defaults})" if "(default" not in text else text
+
+
+def tasks_in_words() -> str:
+    return "; ".join(
+        f"{name} (datasets {', '.join(entry.dataset_names)}; models {', '.join(entry.model_names)})"
+        for name, entry in registry.TASKS.items()
+        if name in TRAIN_TASK_NAMES
+    )
+
+
+def recipe_defaults_in_words() -> str:
+    models = {m.name: m.default_recipe for task in registry.TASKS.values() for m in task.models}
+    return ", ".join(f"{recipe} for {name}" for name, recipe in models.items())
+
+
+HELP = "train a model, print its metrics and export it"
+DESCRIPTION = (
+    "Train a classifier, a translator or a language model, print validation "
+    "and test metrics, and export it as a SavedModel (raw strings in: probabilities, "
+    "translations or continued text out) with model.keras, history.json and "
+    "metrics.json beside it."
+)
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "train",
-        help="train a model, print its metrics and export it",
-        description="Train a classifier, a translator or a language model, print validation "
-        "and test metrics, and export it as a SavedModel (raw strings in: probabilities, "
-        "translations or continued text out) with model.keras, history.json and "
-        "metrics.json beside it.",
-    )
+    parser = subparsers.add_parser("train", help=HELP, description=DESCRIPTION)
     parser.add_argument(
-        "--task", choices=TRAIN_TASK_NAMES, default="classification",
-        help="classification (datasets bbc_news, ag_news), translation (spa_eng; models "
-        "transformer and rnn), language-model (wikitext2) or question-answering (squad; "
-        "model bert) (default classification)",
+        "--task", choices=TRAIN_TASK_NAMES, default=default_setting("task"),
+        help=f"{tasks_in_words()} (default {default_setting('task')})",
     )  # fmt: skip
     parser.add_argument(
-        "--model", choices=MODEL_NAMES, help="(default: the task's first: transformer, bert for "
-        "question-answering)",
+        "--model", choices=MODEL_NAMES, help="(default: the task's first)",
     )  # fmt: skip
     parser.add_argument(
-        "--recipe",
-        choices=("from-scratch", "frozen", "unfrozen", "frozen-then-unfrozen"),
-        help="how to train (default: from-scratch for transformer, unfrozen for bert)",
-    )
+        "--recipe", choices=registry.RECIPE_NAMES,
+        help=f"how to train (default: {recipe_defaults_in_words()})",
+    )  # fmt: skip
     add_shared_arguments(parser)
     add_bert_arguments(parser.add_argument_group("bert model"))
     parser.set_defaults(run=run)
@@ -85,23 +127,23 @@ def add_shared_arguments(
 ) -> None:
     """Data, training length, seeds, export, speed and transformer options (train, distill)."""
     add_dataset_arguments(parser, default=None, names=dataset_names)
-    parser.add_argument("--epochs", type=positive_int, default=10, help="(default 10)")
-    parser.add_argument("--batch-size", type=positive_int, default=128)
+    parser.add_argument("--epochs", type=positive_int, help=defaulted("", "epochs"))
+    parser.add_argument("--batch-size", type=positive_int, help=defaulted("", "batch_size"))
     parser.add_argument(
-        "--learning-rate", type=positive_float, default=1e-3,
-        help="Adam learning rate of from-scratch and frozen training (default 0.001)",
+        "--learning-rate", type=positive_float,
+        help=defaulted("Adam learning rate of from-scratch and frozen training", "learning_rate"),
     )  # fmt: skip
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="same seed, same metrics")
+    parser.add_argument(
+        "--seed", type=non_negative_int, help=defaulted("same seed, same metrics", "seed")
+    )
     parser.add_argument(
         "--deterministic", action="store_true",
         help="also make TensorFlow ops deterministic (for GPUs; CPU runs repeat without it)",
     )  # fmt: skip
     parser.add_argument(
-        "--validation-fraction",
-        type=fraction,
-        default=0.1,
-        help="part of train held out for validation (default 0.1)",
-    )
+        "--validation-fraction", type=fraction,
+        help=defaulted("part of train held out for validation", "validation_fraction"),
+    )  # fmt: skip
     parser.add_argument("--export-dir", help="where to export (default saved_models/DATASET-MODEL)")
     parser.add_argument(
         "--overwrite", action="store_true",
@@ -114,8 +156,7 @@ def add_shared_arguments(
     )  # fmt: skip
     speed = parser.add_argument_group("devices and speed")
     speed.add_argument(
-        "--strategy", choices=("default", "one-device", "mirrored", "multi-worker"),
-        default="default",
+        "--strategy", choices=STRATEGIES,
         help="tf.distribute strategy: mirrored uses every local GPU (or logical CPU); "
         "multi-worker reads TF_CONFIG (default: TensorFlow's own placement)",
     )  # fmt: skip
@@ -128,14 +169,14 @@ def add_shared_arguments(
         help="XLA-compile training; string preprocessing moves into the input pipeline",
     )  # fmt: skip
     speed.add_argument(
-        "--input-pipeline", choices=("strings", "padded", "dynamic", "bucketed"),
+        "--input-pipeline", choices=registry.INPUT_PIPELINES,
         help="what model.fit reads: raw strings, or token ids (BERT: word pieces) made "
         "once and padded to maxlen (BERT: the preprocess model's sequence length), to each "
         "batch's longest text, or in batches of similar length (default: bucketed)",
     )  # fmt: skip
     group = parser.add_argument_group("transformer model")
     for flag, kind, text in TRANSFORMER_OPTIONS:
-        group.add_argument(flag, type=kind, help=text)
+        group.add_argument(flag, type=kind, help=with_model_defaults(text, flag))
     group.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
     group.add_argument(
         "--position", choices=("learned", "sinusoidal", "rotary", "relative"),
@@ -149,20 +190,23 @@ def add_bert_arguments(bert) -> None:
     )
     bert.add_argument("--encoder", help="TF-Hub BERT encoder handle: URL or directory")
     bert.add_argument(
-        "--fine-tune-learning-rate", type=positive_float, default=3e-5,
-        help="AdamW peak learning rate when the encoder trains (default 3e-5)",
+        "--fine-tune-learning-rate", type=positive_float,
+        help=defaulted("AdamW peak learning rate when the encoder trains",
+                       "fine_tune_learning_rate"),
     )  # fmt: skip
     bert.add_argument(
         "--seq-length", type=positive_int,
-        help="question answering: tokens per window, question included (default 384)",
+        help=with_model_defaults("question answering: tokens per window, question included",
+                                 "--seq-length"),
     )  # fmt: skip
     bert.add_argument(
         "--doc-stride", type=positive_int,
         help="question answering: context tokens between window starts (default 128)",
     )  # fmt: skip
     bert.add_argument(
-        "--frozen-epochs", type=positive_int, default=1,
-        help="head-only epochs before fine-tuning in frozen-then-unfrozen (default 1)",
+        "--frozen-epochs", type=positive_int,
+        help=defaulted("head-only epochs before fine-tuning in frozen-then-unfrozen",
+                       "frozen_epochs"),
     )  # fmt: skip
 
 
@@ -170,38 +214,23 @@ def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from kerasformer.training import TrainingConfig, train
+    from kerasformer.training.tasks import task_named
     from kerasformer.training.trainer import HISTORY_FILE, HISTORY_PLOT_FILE, METRICS_FILE
 
-    args.model = args.model or MODELS_BY_TASK[args.task][0]
+    entry = registry.task_entry(args.task)
+    args.model = args.model or entry.model_names[0]
+    given = {name: getattr(args, name, None) for name in RUN_SETTINGS}
     config = TrainingConfig(
         task=args.task,
         model=args.model,
-        dataset=args.dataset or DATASETS_BY_TASK[args.task][0],
-        data_dir=args.data_dir,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        recipe=args.recipe,
-        fine_tune_learning_rate=args.fine_tune_learning_rate,
-        frozen_epochs=args.frozen_epochs,
-        seed=args.seed,
-        deterministic=args.deterministic,
-        strategy=args.strategy,
-        mixed_precision=args.mixed_precision,
-        xla=args.xla,
-        input_pipeline=args.input_pipeline,
-        validation_fraction=args.validation_fraction,
-        export_dir=args.export_dir,
-        overwrite=args.overwrite,
-        resume=args.resume,
+        dataset=args.dataset or entry.dataset_names[0],
         model_options=model_options(args),
-        **distillation_settings(args),
+        task_options=task_options(args),
+        **{name: value for name, value in given.items() if value is not None},
     )
     result = train(config)
     if result.interrupted:
         print("Training was interrupted; the model as trained so far is evaluated and exported.")
-    from kerasformer.training.tasks import task_named
-
     names = task_named(args.task).headline_metrics
     rows = [
         (
@@ -220,10 +249,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def distillation_settings(args: argparse.Namespace) -> dict:
-    """The `distill` command's settings; `train` has none of them."""
-    names = ("teacher", "temperature", "teacher_weight", "unlabelled_texts", "augmented_copies")
-    return {name: getattr(args, name) for name in names if hasattr(args, name)}
+def task_options(args: argparse.Namespace) -> dict:
+    """The settings of the task's own (`distill`'s teacher ...); `train` has none."""
+    return {
+        name: value for name in TASK_SETTINGS if (value := getattr(args, name, None)) is not None
+    }
 
 
 def model_options(args: argparse.Namespace) -> dict:

@@ -16,26 +16,30 @@ from kerasformer.cli.inputs import (
     with_problems,
 )
 from kerasformer.cli.outputs import add_overwrite_argument, require_output_file, save_picture
+from kerasformer.models.translator import GREEDY
+
+HELP = "translate sentences with a model from `train --task translation`"
+DESCRIPTION = (
+    "Translate each SENTENCE (greedy decoding, or beam search with "
+    "--beam-width), one translation per line, in order; '-' reads one sentence per line "
+    "of standard input, --input-file one per line of a file. A sentence that cannot be "
+    "translated (no words, too many, not UTF-8) gets an empty line and its error on "
+    "standard error, or an error record with --json; the others are translated. "
+    "--alignment also draws which "
+    "source words each generated word attended to: every head of one decoder block's "
+    "cross-attention for the transformer, the Bahdanau alignment matrix for the RNN. " + EXIT_STATUS
+)
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "translate",
-        help="translate sentences with a model from `train --task translation`",
-        description="Translate each SENTENCE (greedy decoding, or beam search with "
-        "--beam-width), one translation per line, in order; '-' reads one sentence per line "
-        "of standard input, --input-file one per line of a file. A sentence that cannot be "
-        "translated (no words, too many, not UTF-8) gets an empty line and its error on "
-        "standard error, or an error record with --json; the others are translated. "
-        "--alignment also draws which "
-        "source words each generated word attended to: every head of one decoder block's "
-        "cross-attention for the transformer, the Bahdanau alignment matrix for the RNN. "
-        + EXIT_STATUS,
-    )
+    parser = subparsers.add_parser("translate", help=HELP, description=DESCRIPTION)
     add_model_argument(parser)
     add_input_arguments(parser, "SENTENCE", "sentence to translate")
     parser.add_argument(
-        "--beam-width", type=positive_int, default=1, help="1 is greedy decoding (default 1)"
+        "--beam-width",
+        type=positive_int,
+        default=GREEDY,
+        help=f"{GREEDY} is greedy decoding (default {GREEDY})",
     )
     parser.add_argument(
         "--alignment", metavar="PNG", help="draw the first sentence's attention alignment here"
@@ -50,7 +54,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kerasformer.errors import KerasformerError
-    from kerasformer.export.translator_export import load_translator
+    from kerasformer.loading.translator import load_translator
 
     if args.alignment:
         require_output_file(args.alignment, "--alignment", args.overwrite)

@@ -14,8 +14,10 @@ from kerasformer.datasets.text_classification_data import (
 )
 from kerasformer.datasets.wikitext import WIKITEXT2_URL, LanguageModelData, load_wikitext2
 from kerasformer.errors import KerasformerError
+from kerasformer.registry import TASKS, resolve
 
-LOADERS = {"bbc_news": load_bbc_news, "ag_news": load_ag_news}
+# The classification datasets by name, from the registry (kept for one release).
+LOADERS = {entry.name: resolve(entry.loader) for entry in TASKS["classification"].datasets}
 
 
 def load_dataset(

@@ -22,6 +22,7 @@ from kerasformer.datasets.text_classification_data import (
     with_validation_split,
 )
 from kerasformer.errors import KerasformerError
+from kerasformer.files.text_files import read_utf8_text
 from kerasformer.network import require_reachable
 
 CLASS_NAMES = ("World", "Sports", "Business", "Sci/Tech")
@@ -88,29 +89,6 @@ def read_class_names(path: Path) -> tuple[str, ...]:
             "give every class a different name, one per line."
         )
     return names
-
-
-def read_utf8_text(path: Path) -> str:
-    """The file's text, refusing what would silently change it: a bad encoding, NUL bytes.
-
-    A leading byte order mark (Excel writes one) is dropped, so the first row survives.
-    """
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = raw.count(b"\n", 0, error.start) + 1
-        raise KerasformerError(
-            f"{path}:{line}: not UTF-8 (byte 0x{raw[error.start]:02x}); "
-            "save the file as UTF-8 text (e.g. from Latin-1 or Windows-1252)."
-        ) from error
-    if "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
-        raise KerasformerError(
-            f"{path}:{line}: contains a NUL byte, which text never holds; "
-            "save the file as UTF-8 text (not UTF-16 or a binary format)."
-        )
-    return text
 
 
 def read_csv_split(path: Path, num_classes: int) -> LabeledTexts:

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from numbers import Real
 
 import numpy as np
 
+from kerasformer.datasets.splits import SPLITS
 from kerasformer.errors import KerasformerError
-
-SPLITS = ("train", "validation", "test")
+from kerasformer.validation import is_real_number
 
 
 def require_fractions(validation_fraction: float, test_fraction: float) -> None:
     fractions = (validation_fraction, test_fraction)
     if (
-        any(isinstance(f, bool) or not isinstance(f, Real) or not 0 < f < 1 for f in fractions)
+        any(not is_real_number(f) or not 0 < f < 1 for f in fractions)
         or validation_fraction + test_fraction >= 1
     ):
         raise KerasformerError(

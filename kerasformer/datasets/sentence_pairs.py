@@ -7,8 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kerasformer.backend import tf
-from kerasformer.datasets.grouped_split import SPLITS
-from kerasformer.errors import KerasformerError
+from kerasformer.datasets.splits import Splits, sample_indices
 
 
 @dataclass(frozen=True)
@@ -51,14 +50,12 @@ class SentencePairs:
 
         All of them, shuffled, when ``n`` is at least the number of pairs.
         """
-        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-            raise KerasformerError(f"a sample needs a whole number >= 1 of pairs, got {n!r}.")
-        chosen = np.random.default_rng(seed).permutation(len(self))[:n]
+        chosen = sample_indices(n, len(self), seed, "pairs")
         return SentencePairs(self.sources[chosen], self.targets[chosen])
 
 
 @dataclass(frozen=True)
-class TranslationData:
+class TranslationData(Splits):
     """A translation dataset: three splits of sentence pairs and the two languages.
 
     Example:
@@ -73,11 +70,3 @@ class TranslationData:
     source_language: str
     target_language: str
     splits: dict[str, SentencePairs]
-
-    def split(self, name: str) -> SentencePairs:
-        if name not in self.splits:
-            raise KerasformerError(f"unknown split {name!r}; choose one of: {', '.join(SPLITS)}.")
-        return self.splits[name]
-
-    def sizes(self) -> dict[str, int]:
-        return {name: len(part) for name, part in self.splits.items()}

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 
 from kerasformer.backend import keras
-from kerasformer.datasets.ag_news import read_utf8_text
 from kerasformer.datasets.grouped_split import SPLITS, grouped_split, require_fractions
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
 from kerasformer.datasets.wikitext import text_lines
 from kerasformer.errors import KerasformerError
+from kerasformer.files.text_files import read_utf8_text
 from kerasformer.network import require_reachable
 
 SPA_ENG_URL = "http://storage.googleapis.com/download.tensorflow.org/data/spa-eng.zip"

@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from kerasformer.backend import keras
-from kerasformer.datasets.ag_news import read_utf8_text
 from kerasformer.datasets.grouped_split import SPLITS, grouped_split, require_fractions
+from kerasformer.datasets.splits import Splits
 from kerasformer.errors import KerasformerError
+from kerasformer.files.text_files import read_utf8_text
 from kerasformer.network import require_reachable
 
 SQUAD_DEV_URL = "https://rajpurkar.github.io/SQuAD-explorer/dataset/dev-v1.1.json"
@@ -63,19 +64,11 @@ class SquadExamples:
 
 
 @dataclass(frozen=True)
-class QuestionAnsweringData:
+class QuestionAnsweringData(Splits):
     """A span question-answering dataset split into train, validation and test."""
 
     name: str
     splits: dict[str, SquadExamples]
-
-    def split(self, name: str) -> SquadExamples:
-        if name not in self.splits:
-            raise KerasformerError(f"unknown split {name!r}; choose one of: {', '.join(SPLITS)}.")
-        return self.splits[name]
-
-    def sizes(self) -> dict[str, int]:
-        return {name: len(part) for name, part in self.splits.items()}
 
     def articles(self) -> dict[str, int]:
         """Distinct articles per split."""

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from kerasformer.errors import KerasformerError
+from kerasformer.validation import is_whole_number
 
 DROP_PROBABILITY = 0.1
 NGRAM_PROBABILITY = 0.25
@@ -55,7 +56,7 @@ def augmented_copies(
 
 
 def require_augmented_copies(copies) -> int:
-    if isinstance(copies, bool) or not isinstance(copies, int) or copies < 0:
+    if not is_whole_number(copies) or copies < 0:
         raise KerasformerError(f"augmented copies must be a whole number >= 0, got {copies!r}.")
     return copies
 

@@ -8,9 +8,12 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 from kerasformer.backend import tf
+from kerasformer.datasets.splits import (
+    SPLITS,
+    Splits,
+    sample_indices,
+)
 from kerasformer.errors import KerasformerError
-
-SPLITS = ("train", "validation", "test")
 
 
 @dataclass(frozen=True)
@@ -47,14 +50,12 @@ class LabeledTexts:
 
         All of them, shuffled, when ``n`` is at least the number of examples.
         """
-        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-            raise KerasformerError(f"a sample needs a whole number >= 1 of examples, got {n!r}.")
-        chosen = np.random.default_rng(seed).permutation(len(self))[:n]
+        chosen = sample_indices(n, len(self), seed, "examples")
         return LabeledTexts(self.texts[chosen], self.labels[chosen])
 
 
 @dataclass(frozen=True)
-class TextClassificationData:
+class TextClassificationData(Splits):
     """A text classification dataset: three splits and the class names.
 
     ``train``, ``validation`` and ``test`` are ``tf.data`` datasets of ``(text, label)``;
@@ -80,14 +81,6 @@ class TextClassificationData:
     @property
     def test(self) -> tf.data.Dataset:
         return self.splits["test"].to_dataset()
-
-    def split(self, name: str) -> LabeledTexts:
-        if name not in self.splits:
-            raise KerasformerError(f"unknown split {name!r}; choose one of: {', '.join(SPLITS)}.")
-        return self.splits[name]
-
-    def sizes(self) -> dict[str, int]:
-        return {name: len(part) for name, part in self.splits.items()}
 
 
 def stratified_split(

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kerasformer.backend import keras
-from kerasformer.datasets.ag_news import read_utf8_text
+from kerasformer.datasets.splits import Splits
 from kerasformer.errors import KerasformerError
+from kerasformer.files.text_files import read_utf8_text
 from kerasformer.network import require_reachable
 
 WIKITEXT2_URL = "https://wikitext.smerity.com/wikitext-2-v1.zip"
@@ -22,7 +23,7 @@ FILES = {
 
 
 @dataclass(frozen=True)
-class LanguageModelData:
+class LanguageModelData(Splits):
     """A language-modelling dataset: each split's tokens as one flat sequence.
 
     Example:
@@ -36,10 +37,6 @@ class LanguageModelData:
 
     name: str
     splits: dict[str, tuple[str, ...]]
-
-    def sizes(self) -> dict[str, int]:
-        """Tokens per split, ``<eos>`` included."""
-        return {name: len(tokens) for name, tokens in self.splits.items()}
 
     def vocabulary(self) -> list[str]:
         """The distinct tokens of the train split, most frequent first.

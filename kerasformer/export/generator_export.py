@@ -18,22 +18,16 @@ from pathlib import Path
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
-from kerasformer.export.export_files import require_intact_export
-from kerasformer.export.export_kind import LANGUAGE_MODEL
-from kerasformer.export.saved_model import INPUT_NAME, KERAS_FILE
-from kerasformer.export.translator_export import (
-    read_lines,
-    read_settings,
-    write_lines,
-    write_settings,
+from kerasformer.export.saved_model import INPUT_NAME
+from kerasformer.files.text_files import write_lines, write_settings
+from kerasformer.loading.generator import (
+    SETTINGS_FILE,
+    VOCABULARY_FILE,
+    load_generator,  # noqa: F401  (its old home)
 )
-from kerasformer.models.generation import Sampling
-from kerasformer.models.language_model import TextGenerator
-
-SETTINGS_FILE = "generator.json"
-VOCABULARY_FILE = "vocabulary.txt"
-DEFAULT_SAMPLING = Sampling(temperature=1.0, top_k=40)
-DEFAULT_MAX_TOKENS = 50
+from kerasformer.loading.keras_model import KERAS_FILE
+from kerasformer.models.generation import DEFAULT_SAMPLING, Sampling
+from kerasformer.models.language_model import DEFAULT_MAX_TOKENS, TextGenerator
 
 
 class GeneratorServing(tf.Module):
@@ -100,13 +94,3 @@ def write_generator(
     write_lines(directory / VOCABULARY_FILE, generator.vocabulary)
     settings = {"end_token": generator.end_token, "max_tokens": max_tokens, **asdict(sampling)}
     write_settings(directory / SETTINGS_FILE, settings)
-
-
-def load_generator(directory: str | Path) -> TextGenerator:
-    from kerasformer.export.exported_classifier import load_keras_model
-
-    directory = require_intact_export(directory, LANGUAGE_MODEL)
-    settings = read_settings(directory, SETTINGS_FILE, "language model", "language-model")
-    return TextGenerator(
-        load_keras_model(directory), read_lines(directory / VOCABULARY_FILE), settings["end_token"]
-    )

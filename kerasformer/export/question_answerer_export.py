@@ -20,13 +20,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from kerasformer.backend import tf
-from kerasformer.export.export_files import require_handle_present, require_intact_export
-from kerasformer.export.export_kind import QUESTION_ANSWERER
-from kerasformer.export.saved_model import KERAS_FILE
-from kerasformer.export.translator_export import read_settings, write_settings
-from kerasformer.models.question_answerer import QuestionAnswerer, load_preprocess
+from kerasformer.files.text_files import write_settings
+from kerasformer.loading.keras_model import KERAS_FILE
+from kerasformer.loading.question_answerer import (  # noqa: F401  (its old home)
+    SETTINGS_FILE,
+    load_question_answerer,
+)
+from kerasformer.models.question_answerer import QuestionAnswerer
 
-SETTINGS_FILE = "question_answerer.json"
 QUESTION_INPUT = "question"
 CONTEXT_INPUT = "context"
 
@@ -64,23 +65,3 @@ def write_question_answerer(answerer: QuestionAnswerer, directory: Path) -> None
     answerer.model.save(directory / KERAS_FILE)
     settings = {"preprocess": answerer.preprocess_handle, **answerer.settings}
     write_settings(directory / SETTINGS_FILE, settings)
-
-
-def load_question_answerer(directory: str | Path) -> QuestionAnswerer:
-    """The `QuestionAnswerer` that `write_question_answerer` exported to ``directory``.
-
-    Its ``model.keras`` and settings name the encoder and preprocess handles it was
-    trained with, which must still exist.
-    """
-    from kerasformer.export.exported_classifier import load_keras_model
-
-    directory = require_intact_export(directory, QUESTION_ANSWERER)
-    settings = read_settings(directory, SETTINGS_FILE, "question answerer", "question-answering")
-    preprocess = settings.pop("preprocess")
-    require_handle_present(directory, "preprocess", preprocess)
-    return QuestionAnswerer(
-        load_keras_model(directory),
-        load_preprocess(preprocess),
-        preprocess_handle=preprocess,
-        **settings,
-    )

@@ -10,21 +10,14 @@ work on it without kerasformer installed) with the Keras model beside it:
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from kerasformer.backend import keras, tf
-from kerasformer.export.staged_directory import require_replaceable, staged_directory
-from kerasformer.models import has_text_vectorizer, text_vectorizer, token_id_classifier
-from kerasformer.models.bert_classifier import PackedBertClassifier, bert_preprocess_layer
-from kerasformer.models.transformer_classifier import (
-    drop_padding_columns,
-    one_unknown_word_if_empty,
-)
-
-INPUT_NAME = "inputs"
-CLASS_NAMES_FILE = "class_names.txt"
-KERAS_FILE = "model.keras"
+from kerasformer.files.staged_directory import require_replaceable, staged_directory
+from kerasformer.loading.exported_classifier import CLASS_NAMES_FILE, INPUT_NAME
+from kerasformer.loading.keras_model import KERAS_FILE
+from kerasformer.models.text_classifier import TextClassifier
 
 
 class ClassifierServing(tf.Module):
@@ -38,18 +31,15 @@ class ClassifierServing(tf.Module):
     to serve it.
     """
 
-    # TextVectorization's fixed ids: 0 pads, 1 stands for every out-of-vocabulary word.
-    PADDING_ID = 0
-    OOV_ID = 1
-    # BERT word pieces that stand for no word of the text.
-    BERT_NON_WORDS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]")
-    BERT_SPECIAL_IDS = ("padding_id", "start_of_sequence_id", "end_of_segment_id")
-
-    def __init__(self, model: keras.Model, class_names: Sequence[str], class_names_file: Path):
+    def __init__(
+        self, model: keras.Model | TextClassifier, class_names: Sequence[str],
+        class_names_file: Path,
+    ):  # fmt: skip
         super().__init__(name="classifier_serving")
-        self.model = model
+        classifier = TextClassifier.of(model)
+        self.model = classifier.model
         # Same weights as the model; also counts the known tokens of each text.
-        self._classify = self.counting_classifier(model)
+        self._classify = classifier.counting_function()
         self.class_names = tf.constant(list(class_names), dtype=tf.string)
         self.class_names_file = tf.saved_model.Asset(str(class_names_file))
 
@@ -65,66 +55,6 @@ class ClassifierServing(tf.Module):
     @tf.function(input_signature=[])
     def get_class_names(self):
         return {"class_names": self.class_names}
-
-    @classmethod
-    def counting_classifier(cls, model: keras.Model) -> Callable:
-        """A function from strings to (probabilities, known tokens per text) for ``model``."""
-        if has_text_vectorizer(model):
-            return cls.vectorizer_classifier(model)
-        preprocess = bert_preprocess_layer(model)
-        if preprocess is None:
-            raise ValueError(
-                f"cannot export model {model.name!r}: it has neither a TextVectorization "
-                "layer nor a BERT preprocess layer (output 'input_word_ids') to tell which "
-                "words it knows; build it with kerasformer.models.build_classifier."
-            )
-        return cls.bert_classifier(model, preprocess)
-
-    @classmethod
-    def vectorizer_classifier(cls, model: keras.Model) -> Callable:
-        """For models with a TextVectorization: skips the padding a whole batch shares."""
-        vectorizer, on_ids = text_vectorizer(model), token_id_classifier(model)
-
-        def classify(texts):
-            ids = drop_padding_columns(vectorizer(texts))
-            known_tokens = tf.reduce_sum(tf.cast(ids > cls.OOV_ID, tf.int32), axis=-1)
-            probabilities = on_ids(one_unknown_word_if_empty(ids), training=False)
-            return probabilities, known_tokens
-
-        return classify
-
-    @classmethod
-    def bert_classifier(cls, model: keras.Model, preprocess: keras.layers.Layer) -> Callable:
-        """For BERT models: texts packed in length-sorted chunks, as long as they are."""
-        packed = PackedBertClassifier(model)
-        non_words = sorted(cls.bert_non_word_ids(preprocess))
-
-        def classify(texts):
-            probabilities, pieces = packed.probabilities_and_pieces(texts)
-            is_non_word = tf.reduce_any(
-                pieces.flat_values[:, None] == tf.constant(non_words, pieces.dtype), axis=-1
-            )
-            known = pieces.with_flat_values(tf.cast(tf.logical_not(is_non_word), tf.int32))
-            return probabilities, tf.reduce_sum(known, axis=-1)
-
-        return classify
-
-    @classmethod
-    def bert_non_word_ids(cls, preprocess: keras.layers.Layer) -> set[int]:
-        """Ids of [PAD], [CLS], [SEP] (from the tokenizer) and [UNK] (from its vocab file).
-
-        The preprocess model's ``tokenize.get_special_tokens_dict`` has no unknown-token
-        id, so that one is looked up by name in ``assets/vocab.txt`` of its handle.
-        """
-        import tensorflow_hub as hub
-
-        special = preprocess.resolved_object.tokenize.get_special_tokens_dict()
-        ids = {int(special[key]) for key in cls.BERT_SPECIAL_IDS}
-        vocab_file = Path(hub.resolve(preprocess.get_config()["handle"])) / "assets/vocab.txt"
-        if vocab_file.is_file():
-            vocab = vocab_file.read_text(encoding="utf-8").splitlines()
-            ids |= {i for i, piece in enumerate(vocab) if piece.strip() in cls.BERT_NON_WORDS}
-        return ids
 
 
 def export_classifier(
@@ -146,8 +76,12 @@ def export_classifier(
     return Path(export_dir)
 
 
-def write_classifier(model: keras.Model, class_names: Sequence[str], directory: Path) -> None:
+def write_classifier(
+    model: keras.Model | TextClassifier, class_names: Sequence[str], directory: Path
+) -> None:
     """Write the SavedModel and ``model.keras`` into ``directory`` (which may exist, empty)."""
+    classifier = TextClassifier.of(model)
+    model = classifier.model
     if len(class_names) != model.output_shape[-1]:
         raise ValueError(
             f"{len(class_names)} class names for a model with {model.output_shape[-1]} outputs."
@@ -155,7 +89,7 @@ def write_classifier(model: keras.Model, class_names: Sequence[str], directory: 
     with tempfile.TemporaryDirectory(prefix="kerasformer-assets-") as assets:
         names_file = Path(assets) / CLASS_NAMES_FILE
         names_file.write_text("".join(f"{name}\n" for name in class_names), encoding="utf-8")
-        serving = ClassifierServing(model, class_names, names_file)
+        serving = ClassifierServing(classifier, class_names, names_file)
         tf.saved_model.save(
             serving,
             str(directory),

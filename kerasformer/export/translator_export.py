@@ -15,19 +15,20 @@ an InvalidArgumentError naming the limit. No kerasformer is needed to serve it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from kerasformer.backend import tf
-from kerasformer.errors import KerasformerError
-from kerasformer.export.export_files import require_intact_export
-from kerasformer.export.export_kind import TRANSLATOR
-from kerasformer.export.saved_model import INPUT_NAME, KERAS_FILE
+from kerasformer.export.saved_model import INPUT_NAME
+from kerasformer.files.text_files import write_lines, write_settings
+from kerasformer.loading.keras_model import KERAS_FILE
+from kerasformer.loading.translator import (
+    SETTINGS_FILE,
+    SOURCE_VOCABULARY_FILE,
+    TARGET_VOCABULARY_FILE,
+    load_translator,  # noqa: F401  (its old home)
+)
 from kerasformer.models.translator import Translator
 
-SETTINGS_FILE = "translator.json"
-SOURCE_VOCABULARY_FILE = "source_vocabulary.txt"
-TARGET_VOCABULARY_FILE = "target_vocabulary.txt"
 DEFAULT_BEAM_WIDTH = 4
 OUTPUT_NAME = "outputs"
 
@@ -69,44 +70,8 @@ def write_translator(
     write_lines(directory / TARGET_VOCABULARY_FILE, translator.target_vocabulary)
     settings = {
         "model": translator.model.name,
+        "family": translator.family,
         "maxlen": translator.maxlen,
         "beam_width": beam_width,
     }
     write_settings(directory / SETTINGS_FILE, settings)
-
-
-def load_translator(directory: str | Path, cached: bool = True) -> Translator:
-    """The `Translator` that `write_translator` exported to ``directory``."""
-    from kerasformer.export.exported_classifier import load_keras_model
-
-    directory = require_intact_export(directory, TRANSLATOR)
-    settings = read_settings(directory, SETTINGS_FILE, "translator", "translation")
-    return Translator(
-        load_keras_model(directory),
-        read_lines(directory / SOURCE_VOCABULARY_FILE),
-        read_lines(directory / TARGET_VOCABULARY_FILE),
-        maxlen=settings["maxlen"],
-        cached=cached,
-    )
-
-
-def write_lines(path: Path, lines) -> None:
-    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-
-
-def read_lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").split("\n")[:-1]
-
-
-def write_settings(path: Path, settings: dict) -> None:
-    path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
-
-
-def read_settings(directory: Path, file_name: str, kind: str, task: str) -> dict:
-    """An export's settings file, or a one-line error saying which export was expected."""
-    if not (directory / file_name).is_file():
-        raise KerasformerError(
-            f"{directory} is not an exported {kind} (no {file_name}); pass the "
-            f"directory that `kerasformer train --task {task}` wrote."
-        )
-    return json.loads((directory / file_name).read_text(encoding="utf-8"))

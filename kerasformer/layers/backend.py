@@ -1,7 +1,7 @@
-"""The Keras that kerasformer's layers are built on, chosen once per process.
+"""The Keras that kerasformer's layers are built on, as `kerasformer.backend` chose it.
 
 Every layer in `kerasformer.layers` is written once, against the ``keras`` and ``ops``
-exported here:
+exported here, with the helpers every layer shares (masks, initializers, dtypes):
 
 - **tf-keras** (Keras 2, the ``tf_keras`` package) is the default whenever it is
   installed. It is what TF-Hub and the Model Garden need, so the BERT family, the trainer
@@ -18,32 +18,13 @@ layer's math reads the same under both. This is the pattern of KerasNLP 0.6-0.8.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 
-from kerasformer.errors import KerasformerError
-
-ENVIRONMENT_VARIABLE = "KERASFORMER_KERAS"
-_CHOICES = {"2": 2, "tf_keras": 2, "tf-keras": 2, "3": 3, "keras": 3}
-
-
-def chosen_keras_version(environ=os.environ) -> int:
-    """2 (tf-keras) or 3 (Keras 3), from ``KERASFORMER_KERAS`` or what is installed."""
-    value = environ.get(ENVIRONMENT_VARIABLE, "").strip().lower()
-    if value:
-        if value not in _CHOICES:
-            raise KerasformerError(
-                f"{ENVIRONMENT_VARIABLE}={environ[ENVIRONMENT_VARIABLE]!r} is not a Keras "
-                f"kerasformer knows; set it to 2 (tf-keras) or 3 (Keras 3), or unset it."
-            )
-        return _CHOICES[value]
-    return 2 if importlib.util.find_spec("tf_keras") is not None else 3
-
-
-KERAS_VERSION = chosen_keras_version()
+# The choice is kerasformer.backend's; these names stay here for the layers and users.
+from kerasformer.backend import ENVIRONMENT_VARIABLE, KERAS_VERSION, chosen_keras_version
 
 if KERAS_VERSION == 2:
-    # The one place that imports tf_keras; the layers reuse it.
+    # kerasformer.backend imports tf_keras; the layers reuse it.
     from kerasformer.backend import keras, tf
     from kerasformer.layers import _tf_ops as ops
 

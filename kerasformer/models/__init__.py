@@ -6,52 +6,49 @@ from collections.abc import Callable, Iterable
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.layers import backend as layers_backend
 from kerasformer.models import bert_question_answerer  # noqa: F401  (registers SpanLogitMask)
 from kerasformer.models.attention_maps import AttentionMap
-from kerasformer.models.bert_classifier import (
-    PackedBertClassifier,
-    bert_attention_maps,
-    build_bert_classifier,
-    is_bert_classifier,
-)
+from kerasformer.models.bert_classifier import build_bert_classifier
+from kerasformer.models.text_classifier import TextClassifier
 from kerasformer.models.transformer_classifier import (
     adapt_vectorizer,
-    attention_map,
     attention_weights,
     build_transformer_classifier,
     padding_free_classifier,
     text_vectorizer,
     token_id_classifier,
 )
+from kerasformer.registry import TASKS, resolve
+
+CLASSIFICATION = TASKS["classification"]
+# Name to builder, for one release: kerasformer.registry names every model now.
+MODELS = {entry.name: resolve(entry.builder).build for entry in CLASSIFICATION.models}
 
 
-def _prepared_transformer(num_classes: int, train_texts: Iterable[str], **options) -> keras.Model:
-    model = build_transformer_classifier(num_classes, **options)
-    adapt_vectorizer(model, train_texts)
-    return model
+def build_text_classifier(
+    name: str, num_classes: int, train_texts: Iterable[str], **options
+) -> TextClassifier:
+    """Build a classifier of the family ``name`` names in `kerasformer.registry`.
 
-
-def _prepared_bert(num_classes: int, train_texts: Iterable[str], **options) -> keras.Model:
-    del train_texts  # the pretrained preprocess model brings its own vocabulary
-    return build_bert_classifier(num_classes, **options)
-
-
-MODELS = {"transformer": _prepared_transformer, "bert": _prepared_bert}
+    Vocabularies come from ``train_texts``. The result knows its family: how to run it
+    on strings, train it on token ids, count its known words and show its attention.
+    """
+    entry = CLASSIFICATION.model(name) if name in CLASSIFICATION.model_names else None
+    if entry is None:
+        raise KerasformerError(
+            f"unknown model {name!r}; choose one of: {', '.join(sorted(MODELS))}."
+        )
+    try:
+        return resolve(entry.builder).build(num_classes, train_texts, **options)
+    except (TypeError, ValueError) as error:
+        raise KerasformerError(f"cannot build model {name!r}: {error}") from error
 
 
 def build_classifier(
     name: str, num_classes: int, train_texts: Iterable[str], **options
 ) -> keras.Model:
     """Build a classifier by name, ready to compile; vocabularies come from ``train_texts``."""
-    if name not in MODELS:
-        raise KerasformerError(
-            f"unknown model {name!r}; choose one of: {', '.join(sorted(MODELS))}."
-        )
-    try:
-        return MODELS[name](num_classes, train_texts, **options)
-    except (TypeError, ValueError) as error:
-        raise KerasformerError(f"cannot build model {name!r}: {error}") from error
+    return build_text_classifier(name, num_classes, train_texts, **options).model
 
 
 def classifier_attention_maps(
@@ -59,19 +56,11 @@ def classifier_attention_maps(
 ) -> list[AttentionMap]:
     """Every attention of a classifier for one text: BERT's encoder, or the blocks of the
     from-scratch transformer. ``second`` (a sentence pair) is for BERT only."""
-    if is_bert_classifier(model):
-        return bert_attention_maps(model, text, second)
-    if second is not None:
-        raise KerasformerError(
-            "a second text is for BERT models, which read sentence pairs; this classifier "
-            "reads one text."
-        )
-    return [attention_map(model, text)]
+    return TextClassifier.of(model).attention_maps(text, second)
 
 
 def has_text_vectorizer(model: keras.Model) -> bool:
-    vectorizer = layers_backend.keras.layers.TextVectorization
-    return any(isinstance(layer, vectorizer) for layer in model.layers)
+    return TextClassifier.of(model).family == "transformer"
 
 
 def string_classifier(model: keras.Model) -> Callable[[tf.Tensor], tf.Tensor]:
@@ -80,11 +69,7 @@ def string_classifier(model: keras.Model) -> Callable[[tf.Tensor], tf.Tensor]:
     Models with their own vectorizer skip shared padding; BERT models pack texts in
     length-sorted chunks to their own length; others are called as they are.
     """
-    if has_text_vectorizer(model):
-        return padding_free_classifier(model)
-    if is_bert_classifier(model):
-        return PackedBertClassifier(model)
-    return model
+    return TextClassifier.of(model).string_function()
 
 
 __all__ = [
@@ -95,6 +80,8 @@ __all__ = [
     "attention_weights",
     "build_bert_classifier",
     "build_classifier",
+    "build_text_classifier",
+    "TextClassifier",
     "build_transformer_classifier",
     "has_text_vectorizer",
     "padding_free_classifier",

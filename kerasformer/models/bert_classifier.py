@@ -18,6 +18,7 @@ from kerasformer.models.bert_packing import (
     in_length_sorted_chunks,
 )
 from kerasformer.network import is_url, require_reachable
+from kerasformer.validation import is_whole_number
 
 # Seed 001's handles; tfhub.dev needs the internet. Offline, convert a checkpoint with
 # `kerasformer convert-bert` and pass the local directories instead.
@@ -62,7 +63,7 @@ def build_bert_classifier(
     >>> model(tf.constant(["I love transformers"])).shape
     TensorShape([1, 4])
     """
-    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+    if not is_whole_number(num_classes) or num_classes < 2:
         raise KerasformerError(f"num_classes must be an integer >= 2, got {num_classes!r}.")
     text = keras.Input(shape=(), dtype=tf.string, name="text")
     encoder_inputs = hub_layer(preprocess, "preprocess", trainable=False)(text)
@@ -216,7 +217,7 @@ class PackedBertClassifier:
         preprocess = bert_preprocess_layer(model)
         if preprocess is None:
             raise KerasformerError(f"model {model.name!r} has no BERT preprocess layer.")
-        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        if not is_whole_number(chunk_size) or chunk_size < 1:
             raise KerasformerError(f"chunk_size must be a whole number >= 1, got {chunk_size!r}.")
         self.packer = BertInputPacker(preprocess)
         self.core = bert_classifier_on_encoder_inputs(model)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
+from kerasformer.validation import is_whole_number
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 # [CLS] before the text, [SEP] after it.
@@ -49,11 +50,7 @@ class BertInputPacker:
                 )
         if max_seq_length is None:
             max_seq_length = default_seq_length(preprocess)
-        if (
-            isinstance(max_seq_length, bool)
-            or not isinstance(max_seq_length, int)
-            or max_seq_length <= SPECIAL_TOKENS_PER_TEXT
-        ):
+        if not is_whole_number(max_seq_length) or max_seq_length <= SPECIAL_TOKENS_PER_TEXT:
             raise KerasformerError(
                 f"max_seq_length must be a whole number above {SPECIAL_TOKENS_PER_TEXT}, "
                 f"got {max_seq_length!r}."

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kerasformer.backend import tf
+from kerasformer.validation import is_whole_number
 
 StepFunction = Callable[[tf.Tensor, tf.Tensor, dict], tuple[tf.Tensor, dict]]
 # The scores of finished beams: Model Garden's length penalty ((5 + length) / 6) ** alpha.
@@ -46,7 +47,7 @@ class Sampling:
             return  # chosen at run time (a serving signature's inputs)
         if not self.temperature >= 0:
             raise KerasformerError(f"temperature must be >= 0, got {self.temperature!r}.")
-        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 0:
+        if not is_whole_number(self.top_k) or self.top_k < 0:
             raise KerasformerError(f"top_k must be a whole number >= 0, got {self.top_k!r}.")
         if not 0 < self.top_p <= 1:
             raise KerasformerError(f"top_p must be in (0, 1], got {self.top_p!r}.")
@@ -64,6 +65,10 @@ class Sampling:
         """
         temperature = tf.cast(self.temperature, tf.float32)
         return tf.where(temperature > 0, temperature, MIN_TEMPERATURE)
+
+
+# What the command line and exports sample with unless told: the 40 likeliest tokens.
+DEFAULT_SAMPLING = Sampling(temperature=1.0, top_k=40)
 
 
 def decode(

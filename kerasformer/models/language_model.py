@@ -32,6 +32,8 @@ DEFAULTS = dict(
     position="learned",
     norm_first=False,
 )
+# Tokens generated after a prompt unless told.
+DEFAULT_MAX_TOKENS = 50
 
 
 def build_transformer_language_model(
@@ -197,7 +199,10 @@ class TextGenerator:
         return None
 
     def generate(
-        self, prompts: Sequence[str], max_tokens: int = 50, sampling: Sampling | None = None
+        self,
+        prompts: Sequence[str],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        sampling: Sampling | None = None,
     ) -> list[str]:
         """Continue each prompt by up to ``max_tokens`` tokens (greedy if no sampling)."""
         if isinstance(prompts, str):

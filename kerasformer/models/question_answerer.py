@@ -20,6 +20,7 @@ from kerasformer.models.attention_maps import AttentionMap, bert_attention_map
 from kerasformer.models.bert_classifier import encoder_layer, load_hub_handle
 from kerasformer.models.span_extraction import best_spans, span_texts
 from kerasformer.models.span_windows import ENCODER_INPUTS, SpanWindows
+from kerasformer.validation import is_whole_number
 
 DEFAULTS = {"seq_length": 384, "doc_stride": None, "max_question_tokens": None}
 MAX_ANSWER_TOKENS = 30  # BERT's SQuAD setting
@@ -52,7 +53,7 @@ class QuestionAnswerer:
         max_answer_tokens: int = MAX_ANSWER_TOKENS,
         preprocess_handle: str | None = None,
     ):
-        if isinstance(max_answer_tokens, bool) or not isinstance(max_answer_tokens, int):
+        if not is_whole_number(max_answer_tokens):
             raise KerasformerError(
                 f"max_answer_tokens must be a whole number, got {max_answer_tokens!r}."
             )
@@ -151,11 +152,16 @@ class QuestionAnswerer:
             "end": softmax(np.array([best[r][2] for r in ranges])),
         }
 
+    @property
+    def encoder(self):
+        """The BERT encoder layer, whose ``trainable`` the recipes switch."""
+        return encoder_layer(self.model)
+
     def attention_maps(self, question: str, context: str) -> list[AttentionMap]:
         """The encoder's self-attention over ``[CLS] question [SEP] context [SEP]``, up
         to the model's window (a longer context is cut at its end)."""
         require_pairs([question], [context])
-        encoder = encoder_layer(self.model).resolved_object
+        encoder = self.encoder.resolved_object
         found = bert_attention_map(
             self.windows.preprocess, encoder, question, context, self.windows.seq_length
         )

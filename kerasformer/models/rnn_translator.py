@@ -14,6 +14,8 @@ once instead of one step at a time. The scores and the alignment matrix are Bahd
 
 from __future__ import annotations
 
+import numpy as np
+
 from kerasformer.backend import tf
 from kerasformer.layers import AdditiveAttention
 from kerasformer.layers import backend as layers_backend
@@ -84,7 +86,8 @@ class RnnTranslatorDecoding:
     The cache is the decoder GRU's state plus the source annotations and their mask.
     """
 
-    def __init__(self, model):
+    def __init__(self, model, cached: bool = True):
+        del cached  # the GRU's state is the cache: an RNN always decodes from it
         keras = layers_backend.keras
         source = model.get_layer(SOURCE_INPUT).output
         encoder = model.get_layer("encoder")
@@ -132,3 +135,11 @@ class RnnTranslatorDecoding:
             value_mask=tf.not_equal(source_ids, 0), return_attention_scores=True,
         )  # fmt: skip
         return weights
+
+    def cross_attention_stack(self, source_ids, target_ids) -> tf.Tensor:
+        """``(layers, batch, heads, target, source)``: one layer with one head."""
+        return self.alignment(source_ids, target_ids)[None, :, None]
+
+    def named_attention(self, source_ids, target_ids) -> dict[str, np.ndarray]:
+        """The first pair's attention by kind, ``(layers, heads, queries, keys)``."""
+        return {"cross-attention": self.alignment(source_ids, target_ids).numpy()[:1, None]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
+from kerasformer.validation import is_whole_number
 
 NO_ANSWER = -1
 
@@ -36,7 +37,7 @@ def best_spans(
         and then ``window``, ``start`` and ``end`` are -1) and ``probability`` (the
         start softmax × the end softmax over the window's context tokens).
     """
-    if isinstance(max_answer_tokens, bool) or not isinstance(max_answer_tokens, int):
+    if not is_whole_number(max_answer_tokens):
         raise KerasformerError(
             f"max_answer_tokens must be a whole number, got {max_answer_tokens!r}."
         )

@@ -31,6 +31,7 @@ from tensorflow_text.python.ops.bert_tokenizer import (
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
+from kerasformer.validation import is_whole_number
 
 # The basic tokeniser turns control and format characters into spaces first.
 PIECE_DELIMITERS = r"\p{Cc}|\p{Cf}|" + BERT_DELIMITERS
@@ -192,11 +193,11 @@ class SpanWindows:
 
 
 def default_max_question_tokens(seq_length: int) -> int:
-    if isinstance(seq_length, bool) or not isinstance(seq_length, int):
+    if not is_whole_number(seq_length):
         return 64  # the seq_length check names the problem
     return max(1, min(64, seq_length // 4))
 
 
 def require_count(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if not is_whole_number(value) or value < 1:
         raise KerasformerError(f"{name} must be a whole number >= 1, got {value!r}.")

@@ -11,6 +11,7 @@ from kerasformer.errors import KerasformerError
 from kerasformer.layers import MaskedAveragePooling, TokenAndPositionEmbedding, TransformerBlock
 from kerasformer.layers import backend as layers_backend
 from kerasformer.models.attention_maps import AttentionMap, blocks_self_attention
+from kerasformer.validation import is_whole_number
 
 # Where each position scheme lives: (TokenAndPositionEmbedding, TransformerBlock).
 POSITIONS = {
@@ -73,7 +74,7 @@ def build_transformer_classifier(
     >>> model(tf.constant(["stocks win"])).shape
     TensorShape([1, 4])
     """
-    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+    if not is_whole_number(num_classes) or num_classes < 2:
         raise ValueError(f"`num_classes` must be an integer >= 2, got {num_classes!r}.")
     if position not in POSITIONS:
         raise ValueError(f"`position` must be one of {', '.join(POSITIONS)}, got {position!r}.")

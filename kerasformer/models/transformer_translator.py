@@ -140,6 +140,14 @@ class TransformerTranslatorDecoding:
             "cross-attention": first(cross),
         }
 
+    def named_attention(self, source_ids, target_ids) -> dict[str, np.ndarray]:
+        """The first pair's attention by kind, ``(layers, heads, queries, keys)``."""
+        return self.attention(source_ids, target_ids)
+
+    def cross_attention_stack(self, source_ids, target_ids) -> tf.Tensor:
+        """``(layers, batch, heads, target, source)``: every decoder block's cross-attention."""
+        return tf.stack(self.cross_attention(source_ids, target_ids))
+
     def cross_attention(self, source_ids, target_ids) -> list[tf.Tensor]:
         """Each decoder block's cross-attention weights ``(batch, heads, target, source)``."""
         encoded = self.encoder(source_ids, training=False)

@@ -18,12 +18,7 @@ from kerasformer.errors import KerasformerError
 from kerasformer.models.attention_maps import AttentionMap
 from kerasformer.models.generation import decode, ids_before_end
 from kerasformer.models.rnn_translator import MODEL_NAME as RNN_NAME
-from kerasformer.models.rnn_translator import RnnTranslatorDecoding
-from kerasformer.models.transformer_translator import (
-    SOURCE_INPUT,
-    TARGET_INPUT,
-    TransformerTranslatorDecoding,
-)
+from kerasformer.models.transformer_translator import SOURCE_INPUT, TARGET_INPUT
 from kerasformer.models.word_tokenizer import (
     END_TOKEN,
     START_TOKEN,
@@ -32,16 +27,24 @@ from kerasformer.models.word_tokenizer import (
     lower_words_and_punctuation,
     word_vectorizer,
 )
+from kerasformer.registry import TASKS, resolve
 
 TARGET_RESERVED = (START_TOKEN, END_TOKEN)
+GREEDY = 1  # a beam of one: greedy decoding, the default
 START_ID, END_ID = 2, 3  # after padding (0) and unknown (1)
 
 
-def decoding_for(model, cached: bool = True):
-    """The decoding steps of a translation model built by kerasformer."""
-    if model.name == RNN_NAME:
-        return RnnTranslatorDecoding(model)
-    return TransformerTranslatorDecoding(model, cached=cached)
+def family_of(model) -> str:
+    """The registry name of a bare translation model (a ``model.keras`` from an export
+    written before exports named it, or the user's own): the one place that tells them
+    apart, by the name each builder gives its model."""
+    return "rnn" if model.name == RNN_NAME else "transformer"
+
+
+def decoding_for(model, cached: bool = True, family: str | None = None):
+    """The decoding steps of a translation model of ``family`` (a registry model name)."""
+    entry = TASKS["translation"].model(family or family_of(model))
+    return resolve(entry.decoding)(model, cached=cached)
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class Translator:
         target_vocabulary: Sequence[str],
         maxlen: int,
         cached: bool = True,
+        family: str | None = None,
     ):
         if tuple(target_vocabulary[:2]) != TARGET_RESERVED:
             raise ValueError(f"the target vocabulary must start with {TARGET_RESERVED}.")
@@ -81,7 +85,8 @@ class Translator:
         self.source_vectorizer = word_vectorizer(source_vocabulary, name="source_words")
         self.target_vectorizer = word_vectorizer(target_vocabulary, name="target_words")
         self.target_table = tf.constant(["", "[UNK]", *target_vocabulary])
-        self.decoding = decoding_for(model, cached)
+        self.family = family or family_of(model)
+        self.decoding = decoding_for(model, cached, self.family)
 
     @property
     def source_vocabulary(self) -> list[str]:
@@ -117,7 +122,7 @@ class Translator:
             return []
         return self.source_ids(tf.constant(list(texts), dtype=tf.string)).row_lengths().numpy()
 
-    def translate_ids(self, source_ids: tf.Tensor, beam_width: int = 1) -> tf.Tensor:
+    def translate_ids(self, source_ids: tf.Tensor, beam_width: int = GREEDY) -> tf.Tensor:
         """Generated target ids ``(batch, maxlen - 1)`` for padded ``source_ids``."""
         max_length = self.maxlen - 1
         cache = self.decoding.initial_cache(source_ids, max_length)
@@ -140,7 +145,7 @@ class Translator:
 
     # -- strings ---------------------------------------------------------------------
 
-    def translate_tensor(self, texts: tf.Tensor, beam_width: int = 1) -> tf.Tensor:
+    def translate_tensor(self, texts: tf.Tensor, beam_width: int = GREEDY) -> tf.Tensor:
         """Translations of a batch of strings; an empty source gives an empty string.
 
         A sentence longer than ``maxlen`` words fails with an InvalidArgumentError that
@@ -160,7 +165,7 @@ class Translator:
         return tf.where(tf.equal(lengths, 0), tf.constant(""), sentences)
 
     def translate(
-        self, texts: Sequence[str], beam_width: int = 1, batch_size: int = 256
+        self, texts: Sequence[str], beam_width: int = GREEDY, batch_size: int = 256
     ) -> list[str]:
         """Translate sentences (greedy, or beam search with ``beam_width`` > 1)."""
         self.require_translatable(texts)
@@ -208,17 +213,13 @@ class Translator:
 
     # -- attention -------------------------------------------------------------------
 
-    def alignment(self, text: str, beam_width: int = 1) -> Alignment:
+    def alignment(self, text: str, beam_width: int = GREEDY) -> Alignment:
         """Translate ``text`` and return the attention of each generated word."""
         self.require_translatable([text])
         source = self.source_ids(tf.constant([text])).to_tensor()
         generated = ids_before_end(self.translate_ids(source, beam_width), END_ID)
         target_input = tf.concat([[[START_ID]], generated.to_tensor()], axis=1)
-        if isinstance(self.decoding, RnnTranslatorDecoding):
-            weights = self.decoding.alignment(source, target_input)[:, None]  # one "head"
-            weights = weights[None]  # one "layer"
-        else:
-            weights = tf.stack(self.decoding.cross_attention(source, target_input))
+        weights = self.decoding.cross_attention_stack(source, target_input)
         words = lambda table, ids: [w.decode("utf-8") for w in tf.gather(table, ids).numpy()]  # noqa: E731
         # The words as read (ids would show unknown words as [UNK]).
         read = lower_words_and_punctuation(tf.constant([text]))[0].numpy().decode("utf-8")
@@ -244,14 +245,11 @@ class Translator:
         source_tokens = tuple(read.split())
         target_words = tf.gather(self.target_table, target_input[0]).numpy()
         target_tokens = tuple(word.decode("utf-8") for word in target_words)
-        if isinstance(self.decoding, RnnTranslatorDecoding):
-            weights = self.decoding.alignment(source, target_input).numpy()[:1, None]
-            return [AttentionMap("cross-attention", target_tokens, source_tokens, weights)]
-        found = self.decoding.attention(source, target_input)
+        found = self.decoding.named_attention(source, target_input)
         keys = {"encoder self-attention": (source_tokens, source_tokens),
                 "decoder self-attention": (target_tokens, target_tokens),
                 "cross-attention": (target_tokens, source_tokens)}  # fmt: skip
-        return [AttentionMap(name, *keys[name], found[name]) for name in keys]
+        return [AttentionMap(name, *keys[name], found[name]) for name in keys if name in found]
 
 
 def model_inputs(source_ids, target_ids) -> dict:

@@ -18,6 +18,7 @@ import numpy as np
 
 from kerasformer.backend import keras, serializable, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.validation import is_real_number
 
 NO_LABEL = -1
 # log(0) would be -inf; probabilities this small carry no information at any temperature.
@@ -107,14 +108,10 @@ def label_accuracy(y_true, y_pred):
 
 
 def require_temperature(value) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not (math.isfinite(value) and value > 0)
-    ):
+    if not is_real_number(value) or not (math.isfinite(value) and value > 0):
         raise KerasformerError(f"temperature must be a positive finite number, got {value!r}.")
 
 
 def require_teacher_weight(value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+    if not is_real_number(value) or not 0 <= value <= 1:
         raise KerasformerError(f"teacher_weight must be a number from 0 to 1, got {value!r}.")

@@ -13,18 +13,9 @@ from kerasformer.datasets.pipeline import (
     token_id_batches,
     token_id_examples,
 )
-from kerasformer.models import text_vectorizer, token_id_classifier
-from kerasformer.models.bert_classifier import (
-    BertInputPacker,
-    bert_classifier_on_encoder_inputs,
-    bert_preprocess_layer,
-)
+from kerasformer.errors import KerasformerError
+from kerasformer.models.text_classifier import TextClassifier
 from kerasformer.training.acceleration import split_off_string_preprocessing
-
-# BERT spends far more per token than the from-scratch model, so its buckets are narrow:
-# on AG News, 8-token buckets pack 56 positions per text of 53 tokens, buckets growing
-# by half 63.
-BERT_BUCKET_WIDTH = 8
 
 
 @dataclass
@@ -44,13 +35,18 @@ class FitPlan:
     metrics: list | dict = field(default_factory=lambda: ["accuracy"])
     # Run at each epoch's end before its numbers are logged, e.g. to add task metrics.
     callbacks: list = field(default_factory=list)
+    # The pretrained encoder whose ``trainable`` recipes switch; None for other models.
+    encoder: keras.layers.Layer | None = None
 
     @classmethod
-    def for_model(cls, model: keras.Model, pipeline: str, xla: bool) -> FitPlan:
+    def for_model(cls, model, pipeline: str, xla: bool) -> FitPlan:
+        """The plan for a classifier (a `TextClassifier`, or a bare Keras classifier)."""
         if pipeline in TOKEN_ID_PIPELINES:
             return cls.on_token_ids(model, pipeline, xla)
+        classifier = TextClassifier.of(model)
+        model, encoder = classifier.model, classifier.encoder
         if not xla:
-            return cls(model, model, False, text_batches)
+            return cls(model, model, False, text_batches, encoder=encoder)
         preprocessing, core = split_off_string_preprocessing(model)
 
         def preprocessed_batches(part, batch_size, shuffle_seed):
@@ -60,48 +56,40 @@ class FitPlan:
                 .prefetch(tf.data.AUTOTUNE)
             )
 
-        return cls(model, core, True, preprocessed_batches)
+        return cls(model, core, True, preprocessed_batches, encoder=encoder)
 
     @classmethod
-    def on_token_ids(cls, model: keras.Model, pipeline: str, xla: bool) -> FitPlan:
-        preprocess = bert_preprocess_layer(model)
-        if preprocess is not None:
-            return cls.on_word_pieces(model, preprocess, pipeline, xla)
-        vectorizer = text_vectorizer(model)
-        maxlen = vectorizer.get_config()["output_sequence_length"]
+    def on_token_ids(cls, model, pipeline: str, xla: bool) -> FitPlan:
+        """A classifier trained on token ids made once, batched as ``pipeline`` says.
+
+        What ids the classifier reads, and how a padded batch of them is packed for its
+        model, is the classifier's to say (see `TextClassifier.token_reader`).
+        """
+        classifier = TextClassifier.of(model)
+        reader = classifier.token_reader()
 
         def id_batches(part, batch_size, shuffle_seed):
-            examples = token_id_examples(part, vectorizer)
-            return token_id_batches(
-                examples, batch_size, pipeline, maxlen, shuffle_seed, fixed_shapes=xla
-            )
-
-        return cls(model, token_id_classifier(model), xla, id_batches)
-
-    @classmethod
-    def on_word_pieces(
-        cls, model: keras.Model, preprocess: keras.layers.Layer, pipeline: str, xla: bool
-    ) -> FitPlan:
-        """A BERT classifier trained on word pieces tokenised once, packed per batch.
-
-        ``padded`` packs every batch to the preprocess model's sequence length, as the
-        string-in model does; ``dynamic`` and ``bucketed`` only to the batch's longest
-        text (under XLA, ``bucketed`` to its bucket's limit).
-        """
-        packer = BertInputPacker(preprocess)
-        packer.require_padding_id_zero()
-
-        def packed_batches(part, batch_size, shuffle_seed):
-            examples = token_id_examples(part, packer.padded_word_pieces)
+            examples = token_id_examples(part, reader.tokenize)
             batches = token_id_batches(
-                examples, batch_size, pipeline, packer.max_pieces, shuffle_seed,
-                fixed_shapes=xla, bucket_width=BERT_BUCKET_WIDTH,
+                examples, batch_size, pipeline, reader.max_length, shuffle_seed,
+                fixed_shapes=xla, bucket_width=reader.bucket_width,
             )  # fmt: skip
+            if reader.pack is None:
+                return batches
             return batches.map(
-                lambda ids, labels: (packer.pack_padded(ids), labels), tf.data.AUTOTUNE
+                lambda ids, labels: (reader.pack(ids), labels), tf.data.AUTOTUNE
             ).prefetch(tf.data.AUTOTUNE)
 
-        return cls(model, bert_classifier_on_encoder_inputs(model), xla, packed_batches)
+        return cls(classifier.model, reader.model, xla, id_batches, encoder=classifier.encoder)
+
+    def set_encoder_trainable(self, trainable: bool) -> None:
+        """Freeze or unfreeze the pretrained encoder, as a recipe's phase says."""
+        if self.encoder is None:
+            raise KerasformerError(
+                f"model {self.full_model.name!r} has no pretrained encoder to freeze or "
+                "unfreeze; train it with --recipe from-scratch."
+            )
+        self.encoder.trainable = trainable
 
     def batches(
         self, part: LabeledTexts, batch_size: int, shuffle_seed: int | None = None

@@ -16,12 +16,10 @@ from dataclasses import dataclass
 
 from kerasformer.backend import keras
 from kerasformer.errors import KerasformerError
+from kerasformer.registry import TASKS
 
-RECIPES_BY_MODEL = {
-    "transformer": ("from-scratch",),
-    "rnn": ("from-scratch",),
-    "bert": ("unfrozen", "frozen", "frozen-then-unfrozen"),
-}
+# Each model's recipes, default first, for one release: kerasformer.registry has them.
+RECIPES_BY_MODEL = {model.name: model.recipes for task in TASKS.values() for model in task.models}
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ import numpy as np
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.validation import is_whole_number
 
 CONFIG_FILE = "config.json"
 EPOCHS_FILE = "epochs.json"
@@ -224,6 +225,42 @@ class RunDirectory:
 # The lock: which process trains in a run directory.
 
 
+def chief_run_directory(export_dir: Path, config) -> RunDirectory:
+    """A non-chief worker's view of the chief's run directory, where it writes nothing.
+
+    Called once the model is built: building waits for the chief to send the initial
+    weights, and the chief has checked its run directory before that (and removed one
+    left with no completed epoch), so the run found there is this one; a new run's
+    directory is written by the chief just before its first epoch. The chief alone
+    holds the directory's lock. Keras restores every worker from the chief's backups
+    there, so resuming needs a filesystem that all workers share.
+    """
+    path = run_directory_for(export_dir)
+    require_settings_of_the_chief(path, config)
+    return RunDirectory(path, dataclasses.asdict(config), resume=True, writer=False, start=False)
+
+
+def require_settings_of_the_chief(path: Path, config) -> None:
+    """Refuse to train with other settings than the chief: the workers would disagree.
+
+    Only possible where this worker sees the chief's run directory (a shared filesystem).
+    """
+    saved_file = path / CONFIG_FILE
+    if not saved_file.is_file():
+        return
+    saved = json.loads(saved_file.read_text(encoding="utf-8"))
+    ours = json.loads(
+        json.dumps(dataclasses.asdict(config), default=str)
+    )  # as the chief saved its own
+    differing = sorted(key for key in saved.keys() | ours.keys()
+                       if key not in MAY_DIFFER and saved.get(key) != ours.get(key))  # fmt: skip
+    if differing:
+        raise KerasformerError(
+            f"this worker's settings differ from the chief's ({', '.join(differing)}); start "
+            "every worker with the same command, only TF_CONFIG's task index differing."
+        )
+
+
 def take_lock(path: Path) -> dict:
     """Write ``path/lock.json`` for this process, unless a live run holds it (refused).
 
@@ -313,7 +350,7 @@ def lock_holder_alive(lock: dict) -> bool | None:
     if lock.get("host") != socket.gethostname():
         return None
     pid = lock.get("pid")
-    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+    if not is_whole_number(pid) or pid <= 0:
         return False
     if lock.get("boot_id") and boot_id() and lock["boot_id"] != boot_id():
         return False  # the machine restarted since

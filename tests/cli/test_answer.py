@@ -5,15 +5,9 @@ import json
 
 import pytest
 
-from kerasformer.cli.main import main
-from tests.conftest import QA_WINDOWS, write_synthetic_squad
-from tests.plots.pictures import assert_not_blank, read_png
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.helpers.cli import run_cli
+from tests.helpers.data import QA_WINDOWS, write_synthetic_squad
+from tests.helpers.pictures import assert_not_blank, read_png
 
 
 def test_train_question_answering_from_the_command_line(capsys, tiny_hub_bert, tmp_path):

@@ -4,19 +4,12 @@ The translator and language model are in test_translate_generate.py, beside the
 exports they train; the MiniLM ones in test_minilm_end_to_end.py.
 """
 
-import re
-
 import pytest
 
 from kerasformer.export import load_keras_model
 from kerasformer.models import classifier_attention_maps
-from tests.cli.test_exports_readable import run_commands
-from tests.plots.pictures import assert_not_blank, read_png
-
-
-def plotly_traces(page: str) -> int:
-    """How many heatmaps the page's figures hold (each has a ``z``; the theme's do not)."""
-    return len(re.findall(r'"z":\s*[\[{]', page))
+from tests.helpers.pictures import assert_not_blank, plotly_traces, read_png
+from tests.helpers.processes import run_commands
 
 
 @pytest.fixture(scope="module")

@@ -12,25 +12,12 @@ from kerasformer.cli._arguments import (
     MODEL_NAMES,
     MODELS_BY_TASK,
 )
-from kerasformer.cli.main import main
 from kerasformer.datasets import LOADERS
 from kerasformer.export import ExportedClassifier, load_keras_model
 from kerasformer.models import MODELS, attention_weights
 from kerasformer.training.tasks import TASKS
-from tests.plots.pictures import assert_not_blank, read_png
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_cli_expecting_exit(capsys, *argv):
-    with pytest.raises(SystemExit) as caught:
-        main(list(argv))
-    out, err = capsys.readouterr()
-    return caught.value.code, out, err
+from tests.helpers.cli import run_cli, run_cli_expecting_exit
+from tests.helpers.pictures import assert_not_blank, read_png
 
 
 def test_cli_names_match_the_registries():

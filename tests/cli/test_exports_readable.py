@@ -3,7 +3,7 @@ is named in one line.
 
 Each command runs in a fresh interpreter, as a user's would: there, nothing has imported
 tensorflow_text or kerasformer's layers before the command does. One driver process
-runs several commands in turn to pay TensorFlow's start-up once.
+runs several commands in turn to pay TensorFlow's start-up once (`run_commands`).
 """
 
 import json
@@ -17,34 +17,10 @@ from kerasformer.backend import keras
 from kerasformer.datasets import load_dataset
 from kerasformer.export import export_classifier
 from kerasformer.models import build_bert_classifier, build_classifier
-from tests.conftest import run_python
+from tests.helpers.processes import run_commands
 
 REEXPORT = "re-export the model with `kerasformer train`."
 TEXTS = ["team goal striker", "bank shares profit"]
-
-RUN_COMMANDS = """
-import contextlib, io, json, sys, traceback
-from kerasformer.cli.main import main
-
-results = []
-for argv in json.loads(sys.argv[1]):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except BaseException:  # a crash is what these tests look for: record it
-            traceback.print_exc()
-            code = "crash"
-    results.append({"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()})
-print(json.dumps(results))
-"""
-
-
-def run_commands(*commands: list[str]) -> list[dict]:
-    """Exit code, stdout and stderr of each ``kerasformer`` command, in one fresh process."""
-    result = run_python(RUN_COMMANDS, json.dumps([[str(a) for a in c] for c in commands]))
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def fit_one_epoch(model: keras.Model, data) -> keras.Model:

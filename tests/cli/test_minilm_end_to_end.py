@@ -17,20 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_attention import plotly_traces
-from tests.conftest import run_python, write_synthetic_squad
-from tests.plots.pictures import assert_not_blank, read_png
+from tests.helpers.data import write_synthetic_squad
+from tests.helpers.pictures import assert_not_blank, plotly_traces, read_png
+from tests.helpers.processes import run_console_script, run_python_json
 
 CONTEXT = "The striker scored twice for the team in the cup final at the stadium."
-
-
-def kerasformer(*args, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
-    command = shutil.which("kerasformer")
-    assert command, "the kerasformer console script is not installed (pip install -e .)"
-    return subprocess.run(
-        [command, *map(str, args)], cwd=cwd, input=stdin, capture_output=True, text=True,
-        timeout=900,
-    )  # fmt: skip
 
 
 def assert_quiet(result: subprocess.CompletedProcess) -> None:
@@ -46,20 +37,20 @@ def workspace(minilm_hub, tiny_ag_news_dir, tmp_path_factory) -> Path:
     shutil.copytree(minilm_hub.preprocess.parent, root / "hub" / "minilm", symlinks=True)
     write_synthetic_squad(root / "squad", articles=10, per_article=3)
     handles = ["--preprocess", "hub/minilm/preprocess", "--encoder", "hub/minilm/encoder"]
-    qa = kerasformer(
+    qa = run_console_script(
         "train", "--task", "question-answering", "--data-dir", "squad", *handles,
         "--seq-length", "64", "--doc-stride", "32", "--epochs", "1", "--batch-size", "8",
         "--export-dir", "exp/qa", cwd=root,
     )  # fmt: skip
     assert qa.returncode == 0, qa.stderr[-3000:]
     assert_quiet(qa)
-    classifier = kerasformer(
+    classifier = run_console_script(
         "train", "--model", "bert", "--dataset", "ag_news", "--data-dir", tiny_ag_news_dir,
         *handles, "--recipe", "frozen", "--epochs", "1", "--batch-size", "32",
         "--export-dir", "exp/cls", cwd=root,
     )  # fmt: skip
     assert classifier.returncode == 0, classifier.stderr[-3000:]
-    student = kerasformer(
+    student = run_console_script(
         "distill", "--teacher", "exp/cls", "--dataset", "ag_news", "--data-dir",
         tiny_ag_news_dir, "--epochs", "1", "--batch-size", "32", "--vocab-size", "200",
         "--maxlen", "32", "--export-dir", "exp/student", cwd=root,
@@ -73,7 +64,7 @@ def test_answer_answers_from_another_directory_and_from_standard_input(workspace
     elsewhere.mkdir(exist_ok=True)
     pairs = [{"question": "Who scored?", "context": CONTEXT}, {"question": "Where?"}]
     lines = "".join(json.dumps(pair) + "\n" for pair in pairs)
-    result = kerasformer(
+    result = run_console_script(
         "answer", workspace / "exp" / "qa", "--question", "Who scored twice?",
         "--context", CONTEXT, "-", "--json", cwd=elsewhere, stdin=lines,
     )  # fmt: skip
@@ -120,9 +111,9 @@ print(json.dumps(results))
 @pytest.fixture(scope="module")
 def read_back(workspace, tiny_ag_news_dir):
     """The exports read back in one fresh process: the Python loader and the commands."""
-    result = run_python(FRESH_PROCESS, str(workspace), CONTEXT, str(tiny_ag_news_dir), timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return run_python_json(
+        FRESH_PROCESS, str(workspace), CONTEXT, str(tiny_ag_news_dir), timeout=900
+    )
 
 
 def test_load_question_answerer_in_a_fresh_process(read_back):

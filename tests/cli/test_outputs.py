@@ -7,7 +7,7 @@ from matplotlib.figure import Figure
 
 from kerasformer.cli.outputs import require_output_file, save_json, save_picture
 from kerasformer.errors import KerasformerError
-from kerasformer.export.staged_directory import MARKER_FILE, staged_directory
+from kerasformer.files.staged_directory import MARKER_FILE, staged_directory
 
 
 def figure() -> Figure:

@@ -2,7 +2,6 @@
 
 import io
 import json
-import os
 import subprocess
 import sys
 
@@ -10,8 +9,9 @@ import numpy as np
 import pytest
 
 from kerasformer.backend import tf
-from kerasformer.cli.main import main
-from tests.conftest import synthetic_rows
+from tests.helpers.cli import run_cli, run_cli_expecting_exit
+from tests.helpers.data import synthetic_rows
+from tests.helpers.processes import run_kerasformer
 
 BAD_LINE = 500  # 1-based line of standard input that is not UTF-8
 NO_KNOWN_WORD_LINES = {10: "", 20: "?!", 30: "日本語のニュース", 40: "📈📉🚀"}
@@ -20,14 +20,8 @@ STDIN_LINES = 1000
 
 def run_predict(*args, stdin: bytes = b"") -> subprocess.CompletedProcess:
     """The command in its own process; arguments and stdin are passed as raw bytes."""
-    return subprocess.run(
-        [sys.executable, "-m", "kerasformer.cli.main", "predict", *args],
-        input=stdin,
-        capture_output=True,
-        timeout=300,
-        # TensorFlow's C++ log (e.g. "failed call to cuInit" without a GPU) is not ours.
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
-    )
+    # TensorFlow's C++ log (e.g. "failed call to cuInit" without a GPU) is not ours.
+    return run_kerasformer("predict", *args, stdin=stdin, text=False, tf_log_level="3")
 
 
 def stdin_texts() -> list[bytes]:
@@ -138,9 +132,7 @@ def test_warnings_alone_exit_0_and_are_marked_in_the_table(tiny_transformer):
 
 def run_with_stdin(capsys, monkeypatch, data: bytes, *argv) -> tuple[int, str, str]:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-    code = main(["predict", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_cli(capsys, "predict", *argv)
 
 
 def test_dash_twice_is_refused(capsys, monkeypatch, tmp_path):
@@ -162,9 +154,8 @@ def test_dash_with_empty_stdin_is_refused(capsys, monkeypatch, tmp_path):
 
 
 def test_help_documents_records_and_exit_status(capsys):
-    with pytest.raises(SystemExit):
-        main(["predict", "--help"])
-    help_text = " ".join(capsys.readouterr().out.split())
+    _, out, _ = run_cli_expecting_exit(capsys, "predict", "--help")
+    help_text = " ".join(out.split())
     assert "exactly one record, in input order" in help_text
     assert (
         "exit status: 0 every input answered (warnings allowed); 1 some inputs failed; 2 "

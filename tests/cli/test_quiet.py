@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from tests.helpers.processes import run_kerasformer
+
 NOISE = [
     "2026-11-24 06:57:30.244081: E external/local_xla/xla/stream_executor/cuda/"
     "cuda_platform.cc:51] failed call to cuInit: INTERNAL: CUDA error: Failed call to "
@@ -55,10 +57,9 @@ def test_log_lines_that_are_no_error_are_hidden_and_errors_kept_in_order():
 
 
 def test_verbose_shows_tensorflows_lines(tiny_ag_news_dir):
-    command = [sys.executable, "-m", "kerasformer.cli.main", "--verbose", "predict",
-               str(tiny_ag_news_dir), "x"]  # fmt: skip
-    quiet = subprocess.run(command[:3] + command[4:], capture_output=True, text=True, timeout=300)
-    verbose = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    command = ["predict", str(tiny_ag_news_dir), "x"]
+    quiet = run_kerasformer(*command, tf_log_level=None)
+    verbose = run_kerasformer("--verbose", *command, tf_log_level=None)
     assert quiet.returncode == verbose.returncode == 2
     # Both fail in one line on a directory that is no export; only --verbose adds TF's lines.
     assert quiet.stderr.strip().splitlines() == [quiet.stderr.strip()]

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kerasformer.export.staged_directory import MARKER_FILE
+from kerasformer.files.staged_directory import MARKER_FILE
+from tests.helpers.data import write_synthetic_squad
 
 # Runs several command lines in one interpreter (TensorFlow starts once) and prints, for
 # each, its exit status, stdout and stderr as JSON; a traceback is reported as such.
@@ -264,8 +265,6 @@ def test_a_second_run_while_the_first_trains_is_refused_naming_its_process(
 
 
 def test_question_answering_settings_that_cannot_work_leave_nothing_behind(tiny_hub_bert, tmp_path):
-    from tests.conftest import write_synthetic_squad
-
     data = write_synthetic_squad(tmp_path / "squad", articles=10, per_article=2)
     export_dir = tmp_path / "saved_models" / "qa"
 

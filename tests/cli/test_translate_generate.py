@@ -3,18 +3,17 @@
 import io
 import json
 import re
-import traceback
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kerasformer.backend import tf
-from kerasformer.cli.main import main
 from kerasformer.export.generator_export import load_generator
 from kerasformer.models.generation import Sampling
-from tests.plots.pictures import assert_not_blank, read_png
+from tests.helpers.cli import run_cli, run_cli_expecting_exit, run_cli_in_fixture
+from tests.helpers.pictures import assert_not_blank, plotly_traces, read_png
+from tests.helpers.processes import run_commands
 
 ENGLISH = "one two three four five six seven eight nine".split()
 SPANISH = "uno dos tres cuatro cinco seis siete ocho nueve".split()
@@ -27,34 +26,6 @@ TINY_TRANSLATOR_FLAGS = {
     ],
     "rnn": ["--embed-dim", "8", "--units", "8"],
 }  # fmt: skip
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_cli_expecting_exit(capsys, *argv):
-    with pytest.raises(SystemExit) as caught:
-        main(list(argv))
-    out, err = capsys.readouterr()
-    return caught.value.code, out, err
-
-
-def run_cli_in_fixture(*argv):
-    """``(exit status, stdout, stderr)``; an escaping exception is status None, its traceback
-    on stderr (module fixtures cannot use capsys)."""
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            code = main(list(argv))
-        except SystemExit as exit:
-            code = exit.code
-        except Exception:
-            traceback.print_exc()
-            code = None
-    return code, out.getvalue(), err.getvalue()
 
 
 def assert_one_line_error(code, out, err, *fragments):
@@ -362,9 +333,6 @@ def test_train_refuses_wrong_combinations(capsys, tmp_path, argv, message):
 def test_attention_of_translators_and_a_language_model_in_a_fresh_process(
     trained_translators, trained_language_model, tmp_path
 ):
-    from tests.cli.test_attention import plotly_traces
-    from tests.cli.test_exports_readable import run_commands
-
     transformer, rnn = (trained_translators[m][3] for m in ("transformer", "rnn"))
     language_model = trained_language_model[3]
     runs = run_commands(

@@ -316,6 +316,12 @@ _POOLED_IDS = masked_mean_is_pooled(0, 1, _IDS)
 _POOLED_QUERY = masked_mean_is_pooled(0, 1, _QUERY)
 
 
+def _ids_case(name, layer, build, mask_checks=(_POOLED_IDS,)):
+    """A case on padded token ids (`_ids_inputs`): by default, its pooled output must
+    average the real positions only."""
+    return Case(name, layer, _ids_inputs, build, mask_checks=mask_checks)
+
+
 def _additive_inputs(rng):
     return {
         "query": padded_floats(rng, [2, 3], 3, EMBED_DIM),
@@ -469,77 +475,36 @@ CASES = {
             ],
         ),
         *(
-            Case(
+            _ids_case(
                 f"token_and_position_embedding_{position}",
                 "TokenAndPositionEmbedding",
-                _ids_inputs,
                 _embedding(position),
-                mask_checks=(_POOLED_IDS,),
             )
             for position in ("learned", "sinusoidal", "none")
         ),
-        Case(
-            "transformer_block_post_ln",
-            "TransformerBlock",
-            _ids_inputs,
-            _encoder(),
-            mask_checks=(_POOLED_IDS,),
+        *(
+            _ids_case(f"transformer_block_{name}", "TransformerBlock", build)
+            for name, build in {
+                "post_ln": _encoder(),
+                "pre_ln": _encoder("sinusoidal", norm_first=True),
+                "rotary": _encoder("none", position="rotary", norm_first=True),
+                "relative": _encoder("none", position="relative"),
+                "attention_span": _encoder(attention_span=4, key_dim=6),
+            }.items()
         ),
-        Case(
-            "transformer_block_pre_ln",
-            "TransformerBlock",
-            _ids_inputs,
-            _encoder("sinusoidal", norm_first=True),
-            mask_checks=(_POOLED_IDS,),
-        ),
-        Case(
-            "transformer_block_rotary",
-            "TransformerBlock",
-            _ids_inputs,
-            _encoder("none", position="rotary", norm_first=True),
-            mask_checks=(_POOLED_IDS,),
-        ),
-        Case(
-            "transformer_block_relative",
-            "TransformerBlock",
-            _ids_inputs,
-            _encoder("none", position="relative"),
-            mask_checks=(_POOLED_IDS,),
-        ),
-        Case(
-            "transformer_block_attention_span",
-            "TransformerBlock",
-            _ids_inputs,
-            _encoder(attention_span=4, key_dim=6),
-            mask_checks=(_POOLED_IDS,),
-        ),
-        Case(
+        _ids_case(
             "transformer_block_attention_scores",
             "TransformerBlock",
-            _ids_inputs,
             _encoder(scores=True),
             mask_checks=(no_weight_on_padding(1, _IDS),),
         ),
-        Case(
-            "transformer_decoder_block_decoder_only",
-            "TransformerDecoderBlock",
-            _ids_inputs,
-            _decoder(),
-            mask_checks=(_POOLED_IDS,),
-        ),
-        Case(
-            "transformer_decoder_block_pre_ln_rotary",
-            "TransformerDecoderBlock",
-            _ids_inputs,
-            _decoder("none", norm_first=True, position="rotary"),
-            mask_checks=(_POOLED_IDS,),
-        ),
-        Case(
-            "transformer_decoder_block_relative",
-            "TransformerDecoderBlock",
-            _ids_inputs,
-            _decoder("none", position="relative"),
-            mask_checks=(_POOLED_IDS,),
+        *(
+            _ids_case(f"transformer_decoder_block_{name}", "TransformerDecoderBlock", build)
+            for name, build in {
+                "decoder_only": _decoder(),
+                "pre_ln_rotary": _decoder("none", norm_first=True, position="rotary"),
+                "relative": _decoder("none", position="relative"),
+            }.items()
         ),
         Case(
             "transformer_decoder_block_with_encoder",

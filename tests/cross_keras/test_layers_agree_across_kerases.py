@@ -159,6 +159,17 @@ def test_configuration_runs_the_keras_it_names(runs, configuration):
     )
 
 
+def assert_outputs_close(actual_outputs, wanted_outputs, tolerance, case, comparison):
+    for index, (actual, wanted) in enumerate(zip(actual_outputs, wanted_outputs, strict=True)):
+        np.testing.assert_allclose(
+            actual,
+            wanted,
+            rtol=tolerance,
+            atol=tolerance,
+            err_msg=f"{CASES[case].layer} ({case}) output {index}: {comparison}",
+        )
+
+
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("configuration", KERAS_3)
 def test_layer_agrees_with_tf_keras(runs, configuration, case):
@@ -172,14 +183,7 @@ def test_layer_agrees_with_tf_keras(runs, configuration, case):
             f"  tf-keras: {reference.weights[case]}\n  {configuration}: {run.weights[case]}"
         )
     assert len(got) == len(expected), f"{case}: {len(got)} outputs under {configuration}"
-    for index, (actual, wanted) in enumerate(zip(got, expected, strict=True)):
-        np.testing.assert_allclose(
-            actual,
-            wanted,
-            rtol=AGREEMENT_TOLERANCE,
-            atol=AGREEMENT_TOLERANCE,
-            err_msg=f"{CASES[case].layer} ({case}) output {index}: {configuration} vs tf-keras",
-        )
+    assert_outputs_close(got, expected, AGREEMENT_TOLERANCE, case, f"{configuration} vs tf-keras")
 
 
 @pytest.mark.parametrize("case", SAVED_CASES)
@@ -207,15 +211,9 @@ def test_reloaded_model_gives_saved_outputs(runs, configuration, case):
     run = runs[configuration]
     saved, reloaded = run.case_outputs(case), run.case_outputs(case, reloaded=True)
     assert len(reloaded) == len(saved), f"{case}: reloaded model has {len(reloaded)} outputs"
-    for index, (actual, wanted) in enumerate(zip(reloaded, saved, strict=True)):
-        np.testing.assert_allclose(
-            actual,
-            wanted,
-            rtol=RELOAD_TOLERANCE,
-            atol=RELOAD_TOLERANCE,
-            err_msg=f"{CASES[case].layer} ({case}) output {index}: reloaded vs saved "
-            f"under {configuration}",
-        )
+    assert_outputs_close(
+        reloaded, saved, RELOAD_TOLERANCE, case, f"reloaded vs saved under {configuration}"
+    )
 
 
 @pytest.mark.parametrize(("case", "reloaded"), MASK_CHECKS)

@@ -1,10 +1,5 @@
 import codecs
-import json
-import os
 import re
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +7,8 @@ import pytest
 
 from kerasformer.datasets import ag_news, load_ag_news, load_dataset
 from kerasformer.errors import KerasformerError
-from tests.conftest import run_python, synthetic_rows, write_ag_csv
+from tests.helpers.data import synthetic_rows, write_ag_csv
+from tests.helpers.processes import run_commands, run_kerasformer
 
 
 def test_reads_original_csv_layout_with_and_without_header(tmp_path):
@@ -121,14 +117,9 @@ def test_tfds_examples_become_title_plus_description(monkeypatch):
     assert data.sizes() == {"train": 16, "validation": 4, "test": 2}
 
 
-def test_unreachable_download_fails_fast_with_the_fix(monkeypatch):
+def test_unreachable_download_fails_fast_with_the_fix(monkeypatch, offline):
     fake_tfds(monkeypatch, prepared=False, error=AssertionError("must not try to download"))
     monkeypatch.setattr(ag_news, "download_url_of", lambda builder: "https://downloads.invalid/x")
-
-    def refuse(address, timeout):
-        raise OSError("Name or service not known")
-
-    monkeypatch.setattr(socket, "create_connection", refuse)  # as kerasformer.network sees it
     with pytest.raises(KerasformerError, match="downloads.invalid is unreachable.*pass --data-dir"):
         load_ag_news()
 
@@ -265,35 +256,18 @@ def test_well_formed_quoting_is_still_read(tmp_path):
     assert 'Two "quoted" words line one line two' in texts
 
 
-CLI_DRIVER = """
-import contextlib, io, json, sys, traceback
-from kerasformer.cli.main import main
-
-results = {}
-for folder in sys.argv[1:]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(["train", "--dataset", "ag_news", "--data-dir", folder, "--epochs", "1",
-                         "--maxlen", "16", "--vocab-size", "100",
-                         "--export-dir", folder + "/export"])
-        except BaseException:
-            traceback.print_exc()
-            code = "traceback"
-    results[folder] = {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
-print(json.dumps(results))
-"""
-
-
 @pytest.fixture(scope="module")
 def cli_results(tmp_path_factory) -> dict:
     """`kerasformer train` on every bad folder, in one interpreter: TensorFlow loads once."""
     root = tmp_path_factory.mktemp("bad_ag_news")
-    folders = [str(write_bad_folder(root / f"case{i}", case)) for i, case in enumerate(BAD_FOLDERS)]
-    finished = run_python(CLI_DRIVER, *folders, timeout=600)
-    assert finished.returncode == 0, finished.stderr[-2000:]
-    results = json.loads(finished.stdout.strip().splitlines()[-1])
-    return {case: results[folder] for case, folder in zip(BAD_FOLDERS, folders, strict=True)}
+    folders = [write_bad_folder(root / f"case{i}", case) for i, case in enumerate(BAD_FOLDERS)]
+    results = run_commands(
+        *(["train", "--dataset", "ag_news", "--data-dir", folder, "--epochs", "1",
+           "--maxlen", "16", "--vocab-size", "100", "--export-dir", folder / "export"]
+          for folder in folders),
+        timeout=600,
+    )  # fmt: skip
+    return dict(zip(BAD_FOLDERS, results, strict=True))
 
 
 @pytest.mark.parametrize("case", BAD_FOLDERS)
@@ -308,11 +282,9 @@ def test_cli_refuses_bad_training_folder_in_one_line_before_training(cli_results
 
 def test_cli_entry_point_prints_one_line_for_a_latin_1_file(tmp_path):
     folder = write_bad_folder(tmp_path / "data", "latin-1")
-    finished = subprocess.run(
-        [sys.executable, "-m", "kerasformer.cli.main", "train", "--dataset", "ag_news",
-         "--data-dir", str(folder), "--epochs", "1", "--export-dir", str(tmp_path / "export")],
-        capture_output=True, text=True, timeout=300,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    finished = run_kerasformer(
+        "train", "--dataset", "ag_news", "--data-dir", str(folder), "--epochs", "1",
+        "--export-dir", str(tmp_path / "export"),
     )  # fmt: skip
     assert finished.returncode == 2
     assert finished.stderr == (

@@ -6,7 +6,7 @@ import pytest
 
 from kerasformer.errors import KerasformerError
 from kerasformer.export.question_answerer_export import load_question_answerer
-from tests.conftest import run_python
+from tests.helpers.processes import run_python_json
 
 FILLER = "the minister said today in the software research " * 8
 PAIRS = [
@@ -39,9 +39,7 @@ print(json.dumps({
 def served(trained_question_answerer):
     pairs = [*PAIRS, ("", "said coach profit today"), ("which team", "")]
     export = str(trained_question_answerer.export_dir)
-    result = run_python(SERVE_WITH_TENSORFLOW_ONLY, export, json.dumps(pairs))
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.splitlines()[-1])
+    return run_python_json(SERVE_WITH_TENSORFLOW_ONLY, export, json.dumps(pairs))
 
 
 def test_serving_needs_no_kerasformer_and_matches_the_answerer(served, trained_question_answerer):

@@ -1,7 +1,5 @@
 import json
 import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -10,19 +8,18 @@ from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.export import ExportedClassifier, export_classifier
 from kerasformer.models import adapt_vectorizer, build_transformer_classifier
-from tests.conftest import run_python
+from tests.helpers.processes import (
+    WITHOUT_KERASFORMER,
+    run_python_json,
+    run_saved_model_cli,
+)
 
 TEXTS = ["Shares fell as the bank warned on profits", "The striker scored twice in the final"]
 
-LOAD_WITHOUT_KERASFORMER = """
-import json, sys
-
-class NoKerasformer:
-    def find_spec(self, name, path=None, target=None):
-        if name == "kerasformer" or name.startswith("kerasformer."):
-            raise ImportError("kerasformer must not be needed to serve an exported model")
-
-sys.meta_path.insert(0, NoKerasformer())
+LOAD_WITHOUT_KERASFORMER = (
+    WITHOUT_KERASFORMER
+    + """
+import json
 import tensorflow as tf
 
 loaded = tf.saved_model.load(sys.argv[1])
@@ -34,12 +31,13 @@ print(json.dumps({
     "class_names": [c.decode() for c in names],
 }))
 """
+)
 
 
 def test_export_serves_raw_strings_without_kerasformer(trained_bbc):
-    result = run_python(LOAD_WITHOUT_KERASFORMER, str(trained_bbc.export_dir), json.dumps(TEXTS))
-    assert result.returncode == 0, result.stderr[-2000:]
-    served = json.loads(result.stdout.strip().splitlines()[-1])
+    served = run_python_json(
+        LOAD_WITHOUT_KERASFORMER, str(trained_bbc.export_dir), json.dumps(TEXTS)
+    )
     expected = trained_bbc.model.predict(tf.constant(TEXTS), verbose=0)
     np.testing.assert_allclose(served["probabilities"], expected, rtol=1e-5, atol=1e-6)
     assert served["class_names"] == list(trained_bbc.data.class_names)
@@ -47,14 +45,9 @@ def test_export_serves_raw_strings_without_kerasformer(trained_bbc):
 
 
 def test_saved_model_cli_prints_one_probability_per_class(trained_bbc):
-    cli = shutil.which("saved_model_cli")
-    assert cli, "saved_model_cli comes with tensorflow"
-    result = subprocess.run(
-        [cli, "run", "--dir", str(trained_bbc.export_dir), "--tag_set", "serve",
-         "--signature_def", "serving_default",
-         "--input_exprs", 'inputs=["The government announced a new election date"]'],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    result = run_saved_model_cli(
+        trained_bbc.export_dir, 'inputs=["The government announced a new election date"]'
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     block = result.stdout.split("Result for output key probabilities:")[1]
     numbers = [float(x) for x in re.findall(r"\d+\.\d+(?:e-?\d+)?", block)]

@@ -1,8 +1,6 @@
 """What the exported serving signature returns for texts the model cannot read."""
 
 import json
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -11,22 +9,21 @@ from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
 from kerasformer.export import ExportedClassifier, export_classifier
 from kerasformer.models import build_bert_classifier
-from tests.conftest import run_python
+from tests.helpers.processes import (
+    WITHOUT_KERASFORMER,
+    run_python_json,
+    run_saved_model_cli,
+)
 
 # The tiny AG News vocabulary is synthetic English words: none of these is in it.
 UNKNOWN_WORD_TEXTS = ["📈📉🚀", "日本語のニュース", "أخبار اليوم", "[PAD]", "zzzz qqqq"]
 NO_WORD_TEXTS = ["", "?!", "...", "   "]
 KNOWN_TEXTS = ["team goal season", "shares profit market bank", "the minister said"]
 
-SERVE_WITHOUT_KERASFORMER = """
-import json, sys
-
-class NoKerasformer:
-    def find_spec(self, name, path=None, target=None):
-        if name == "kerasformer" or name.startswith("kerasformer."):
-            raise ImportError("kerasformer must not be needed to serve an exported model")
-
-sys.meta_path.insert(0, NoKerasformer())
+SERVE_WITHOUT_KERASFORMER = (
+    WITHOUT_KERASFORMER
+    + """
+import json
 import tensorflow as tf
 
 serve = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
@@ -36,6 +33,7 @@ print(json.dumps({
     "known_tokens": out["known_tokens"].numpy().tolist(),
 }))
 """
+)
 
 
 @pytest.fixture(scope="module")
@@ -86,23 +84,15 @@ def test_a_text_without_words_is_classified_as_one_unknown_word(tiny_transformer
 
 def test_serving_signature_flags_unknown_texts_without_kerasformer(tiny_transformer):
     texts = ["team goal", "📈📉🚀", ""]
-    result = run_python(
+    served = run_python_json(
         SERVE_WITHOUT_KERASFORMER, str(tiny_transformer.export_dir), json.dumps(texts)
     )
-    assert result.returncode == 0, result.stderr[-2000:]
-    served = json.loads(result.stdout.strip().splitlines()[-1])
     assert served["known_tokens"] == [2, 0, 0]
     assert np.isfinite(served["probabilities"]).all()
 
 
 def test_saved_model_cli_prints_the_known_token_counts(tiny_transformer):
-    cli = shutil.which("saved_model_cli")
-    assert cli, "saved_model_cli comes with tensorflow"
-    result = subprocess.run(
-        [cli, "run", "--dir", str(tiny_transformer.export_dir), "--tag_set", "serve",
-         "--signature_def", "serving_default", "--input_exprs", 'inputs=["team goal", ""]'],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    result = run_saved_model_cli(tiny_transformer.export_dir, 'inputs=["team goal", ""]')
     assert result.returncode == 0, result.stderr[-2000:]
     block = result.stdout.split("Result for output key known_tokens:")[1].split("Result")[0]
     assert block.split() == ["[2", "0]"]
@@ -113,7 +103,7 @@ def test_bert_export_counts_word_pieces_other_than_special_ones(tiny_hub_bert, t
     export_dir = export_classifier(model, ["a", "b", "c", "d"], tmp_path / "bert")
     texts = ["team goal season", "📈📉🚀 zzzz", "", "[PAD]", "bank 📈"]
     predictions = ExportedClassifier(export_dir).classify(texts)
-    # The tiny vocabulary (tests/conftest.py) holds the synthetic words and no brackets.
+    # The tiny vocabulary (tests/helpers/bert.py) holds the synthetic words and no brackets.
     assert predictions.known_tokens.tolist() == [3, 0, 0, 0, 1]
     expected = model.predict(tf.constant(texts), verbose=0)
     np.testing.assert_allclose(predictions.probabilities, expected, rtol=1e-5, atol=1e-6)

@@ -13,14 +13,15 @@ import subprocess
 import numpy as np
 import pytest
 
-from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
+from kerasformer.datasets.sentence_pairs import TranslationData
 from kerasformer.datasets.wikitext import END_OF_LINE, LanguageModelData
 from kerasformer.errors import KerasformerError
 from kerasformer.export.generator_export import DEFAULT_MAX_TOKENS, load_generator
 from kerasformer.export.translator_export import DEFAULT_BEAM_WIDTH, load_translator
 from kerasformer.models.generation import Sampling
 from kerasformer.training import TrainingConfig, train
-from tests.conftest import run_python
+from tests.helpers.data import reversal_pairs
+from tests.helpers.processes import run_python_json
 
 MAXLEN = 10
 SENTENCES = ["3 1 4 1 5", "9 2 6", "5 3 5 8 9 7", "Two 7 1 8!", "8 2 8 4 5 9"]
@@ -62,18 +63,19 @@ print(json.dumps(served))
 """
 
 
-def reversal_pairs(count: int, seed: int) -> SentencePairs:
+def digit_sentences(count: int, seed: int) -> list[str]:
+    """Sentences of 3 to 6 digits."""
     rng = np.random.default_rng(seed)
-    sources = [" ".join(map(str, rng.integers(0, 10, rng.integers(3, 7)))) for _ in range(count)]
-    targets = [" ".join(reversed(text.split())) for text in sources]
-    return SentencePairs(np.array(sources, dtype=object), np.array(targets, dtype=object))
+    return [" ".join(map(str, rng.integers(0, 10, rng.integers(3, 7)))) for _ in range(count)]
 
 
 @pytest.fixture(scope="module")
 def translator_export(tmp_path_factory):
     """A transformer translator trained briefly on reversing digits, exported."""
-    splits = {"train": reversal_pairs(1000, 0), "validation": reversal_pairs(50, 1)}
-    splits["test"] = reversal_pairs(50, 2)
+    splits = {
+        part: reversal_pairs(digit_sentences(count, seed))
+        for part, count, seed in (("train", 1000, 0), ("validation", 50, 1), ("test", 50, 2))
+    }
     data = TranslationData("reversed_digits", "digits", "reversed digits", splits)
     export_dir = tmp_path_factory.mktemp("translator") / "export"
     options = dict(vocab_size=20, maxlen=MAXLEN, embed_dim=16, num_heads=2, ff_dim=32, num_layers=1)
@@ -112,12 +114,10 @@ def generator_export(tmp_path_factory):
 @pytest.fixture(scope="module")
 def served(translator_export, generator_export) -> dict:
     """What a process with TensorFlow alone gets from both exports (one start-up for both)."""
-    result = run_python(
+    return run_python_json(
         SERVE_WITH_TENSORFLOW_ONLY, str(translator_export.export_dir),
         str(generator_export.export_dir), json.dumps(SENTENCES), json.dumps(PROMPTS),
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.splitlines()[-1])
 
 
 def test_serving_needs_no_kerasformer(served):

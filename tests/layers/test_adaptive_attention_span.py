@@ -8,7 +8,8 @@ import pytest
 from kerasformer.layers import AdaptiveAttentionSpan
 from kerasformer.layers._validation import LayerError
 from kerasformer.layers.backend import keras, ops
-from tests import numpy_reference
+from tests.helpers import numpy_reference
+from tests.helpers.arrays import random_attention_weights
 from tests.layers.harness import run_layer_test
 
 
@@ -18,11 +19,6 @@ def span_layer(spans, max_span, ramp, **kwargs):
     layer.build((None, len(spans), None, None))
     layer.span_fraction.assign(np.asarray(spans, "float32") / max_span)
     return layer
-
-
-def softmax_weights(shape, seed):
-    scores = np.random.default_rng(seed).normal(size=shape)
-    return numpy_reference.softmax(scores).astype("float32")
 
 
 def distances(query_length, key_length, query_start=0):
@@ -44,7 +40,9 @@ def test_soft_mask_is_the_papers_ramp(query_length, key_length, query_start):
 def test_weights_are_masked_and_renormalised(query_length, key_length, query_start):
     spans, ramp = [0.5, 2.0, 5.0], 3
     layer = span_layer(spans, max_span=6, ramp=ramp)
-    weights = softmax_weights((2, 3, query_length, key_length), seed=query_length)
+    weights = random_attention_weights(
+        (2, 3, query_length, key_length), seed=query_length, dtype="float32"
+    )
     got = ops.convert_to_numpy(layer(weights, query_start=query_start))
     mask = numpy_reference.adaptive_span_mask(query_length, key_length, spans, ramp,
                                               query_start)  # fmt: skip
@@ -56,7 +54,7 @@ def test_weights_are_masked_and_renormalised(query_length, key_length, query_sta
 def test_keys_beyond_span_plus_ramp_get_nothing_and_the_ramp_is_linear():
     span, ramp, length = 2.0, 3, 9
     layer = span_layer([span], max_span=8, ramp=ramp)
-    weights = softmax_weights((1, 1, length, length), seed=3)
+    weights = random_attention_weights((1, 1, length, length), seed=3, dtype="float32")
     got = ops.convert_to_numpy(layer(weights))[0, 0]
     x = distances(length, length)
     assert np.all(got[x >= span + ramp] == 0.0)
@@ -89,14 +87,14 @@ def test_row_with_every_key_outside_the_span_is_zero_not_nan():
 
 def test_span_penalty_is_a_layer_loss_of_span_penalty_times_total_span():
     layer = span_layer([2.0, 5.0, 8.0], max_span=8, ramp=2, span_penalty=1e-3)
-    layer(softmax_weights((1, 3, 4, 4), seed=4))
+    layer(random_attention_weights((1, 3, 4, 4), seed=4, dtype="float32"))
     losses = [float(ops.convert_to_numpy(loss)) for loss in layer.losses]
     np.testing.assert_allclose(losses, [1e-3 * 15.0], rtol=1e-6)
 
 
 def test_zero_span_penalty_adds_no_loss():
     layer = span_layer([2.0], max_span=8, ramp=2, span_penalty=0)
-    layer(softmax_weights((1, 1, 4, 4), seed=5))
+    layer(random_attention_weights((1, 1, 4, 4), seed=5, dtype="float32"))
     assert layer.losses == []
 
 
@@ -174,7 +172,7 @@ def test_layer_harness(tmp_path):
     run_layer_test(
         AdaptiveAttentionSpan,
         {"num_heads": 2, "max_span": 4, "ramp": 2, "initial_span": 1.0, "span_penalty": 1e-3},
-        softmax_weights((2, 2, 5, 5), seed=6),
+        random_attention_weights((2, 2, 5, 5), seed=6, dtype="float32"),
         (2, 2, 5, 5),
         expected_num_trainable_weights=1,
         tmp_path=tmp_path,
@@ -185,7 +183,7 @@ def test_layer_harness_with_query_start(tmp_path):
     run_layer_test(
         AdaptiveAttentionSpan,
         {"num_heads": 1, "max_span": 6, "ramp": 1, "initial_span": 2.5},
-        softmax_weights((2, 1, 2, 6), seed=7),
+        random_attention_weights((2, 1, 2, 6), seed=7, dtype="float32"),
         (2, 1, 2, 6),
         call_kwargs={"query_start": 4},
         tmp_path=tmp_path,

@@ -5,17 +5,14 @@ import pytest
 
 from kerasformer.layers.additive_attention import AdditiveAttention
 from kerasformer.layers.backend import keras, ops
+from tests.helpers.arrays import normal
+from tests.helpers.numpy_reference import bahdanau_attention
 from tests.layers.harness import run_layer_test
-from tests.numpy_reference import bahdanau_attention
 
 BATCH, QUERIES, KEYS, QUERY_DIM, KEY_DIM, VALUE_DIM, UNITS = 2, 3, 5, 6, 3, 7, 4
 # Batch 0 pads its last query and its last two annotations; batch 1 has no padding.
 QUERY_MASK = np.array([[True, True, False], [True, True, True]])
 VALUE_MASK = np.array([[True, True, True, False, False], [True] * KEYS])
-
-
-def normal(seed, *shape):
-    return np.random.default_rng(seed).normal(size=shape).astype("float32")
 
 
 def randomise(layer, seed):

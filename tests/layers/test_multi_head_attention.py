@@ -6,39 +6,18 @@ import pytest
 from kerasformer.layers._validation import LayerError
 from kerasformer.layers.backend import keras, ops
 from kerasformer.layers.multi_head_attention import MultiHeadAttention
+from tests.helpers.arrays import normal
+from tests.helpers.numpy_reference import multi_head_cross_attention, t5_relative_bias
+from tests.helpers.weights import attention_weights, randomise
 from tests.layers.harness import run_layer_test
-from tests.numpy_reference import multi_head_cross_attention, t5_relative_bias
 
 BATCH = 2
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}
 # Distances 0, 1 get exact buckets, 2-3 and 4+ logarithmic ones, each way.
 RELATIVE = {"position": "relative", "num_buckets": 8, "max_distance": 6}
 ROTARY = {"position": "rotary"}
-
-
-def normal(seed, *shape):
-    return np.random.default_rng(seed).normal(size=shape).astype("float32")
-
-
-def randomise(layer, seed):
-    """Random values for every weight (biases and the T5 table too), so no term is zero.
-    The adaptive spans keep their initial (largest) span."""
-    rng = np.random.default_rng(seed)
-    for weight in layer.weights:
-        if "span" not in (getattr(weight, "path", None) or weight.name):
-            weight.assign(rng.normal(0.0, 0.5, tuple(weight.shape)).astype("float32"))
-
-
-def numpy_weights(layer) -> dict:
-    def read(weight):
-        return None if weight is None else ops.convert_to_numpy(weight)
-
-    return {
-        "wq": read(layer.query_kernel), "bq": read(layer.query_bias),
-        "wk": read(layer.key_kernel), "bk": read(layer.key_bias),
-        "wv": read(layer.value_kernel), "bv": read(layer.value_bias),
-        "wo": read(layer.attention_output_kernel), "bo": read(layer.attention_output_bias),
-    }  # fmt: skip
+# Weights that `randomise` leaves alone: the adaptive spans keep their initial (largest) span.
+SPANS = ("span",)
 
 
 def as_numpy(outputs):
@@ -102,7 +81,7 @@ def test_matches_keras_multi_head_attention_given_the_same_weights(case):
     reference = keras.layers.MultiHeadAttention(**keras_kwargs)
     # Keras 3 on JAX fails unless it returns the scores when value_dim != key_dim.
     reference(query, value, key=key, return_attention_scores=True)
-    randomise(reference, seed=1)
+    randomise(reference, seed=1, keep=SPANS)
     ours = MultiHeadAttention(**init_kwargs)
     ours(query, value, key=key)
     assert [w.shape for w in ours.get_weights()] == [w.shape for w in reference.get_weights()]
@@ -135,7 +114,7 @@ def test_keras_masks_in_a_functional_model_match_keras_layer_given_attention_mas
     attended = ours(query_embedding(query_input), value_embedding(value_input))
     pooled = keras.layers.GlobalAveragePooling1D()(attended)
     model = keras.Model([query_input, value_input], [attended, pooled])
-    randomise(ours, seed=2)
+    randomise(ours, seed=2, keep=SPANS)
     outputs, averages = as_numpy(model([query_ids, value_ids]))
 
     query = ops.convert_to_numpy(query_embedding.embeddings)[query_ids]
@@ -189,7 +168,7 @@ def numpy_reference(layer, query, value, key, call_kwargs):
         )
     rotary = layer.max_wavelength if layer.position == "rotary" else None
     return multi_head_cross_attention(
-        query, key, value, numpy_weights(layer), mask, score_bias, rotary
+        query, key, value, attention_weights(layer), mask, score_bias, rotary
     )
 
 
@@ -199,7 +178,7 @@ def test_matches_numpy_reference(case):
     query, value, key = attention_inputs(shapes, seed=3)
     layer = MultiHeadAttention(**init_kwargs)
     layer(query, value, key=key)
-    randomise(layer, seed=4)
+    randomise(layer, seed=4, keep=SPANS)
     outputs, weights = as_numpy(
         layer(query, value, key=key, return_attention_scores=True, **call_kwargs)
     )
@@ -226,7 +205,7 @@ def test_identical_tokens_get_scores_that_depend_on_the_offset_only(init_kwargs)
     tokens = np.repeat(normal(5, BATCH, 1, 8), length, axis=1)
     layer = MultiHeadAttention(num_heads=2, key_dim=4, **init_kwargs)
     layer(tokens, tokens)
-    randomise(layer, seed=6)
+    randomise(layer, seed=6, keep=SPANS)
     _, weights = as_numpy(layer(tokens, tokens, return_attention_scores=True))
     offsets = log_weight_offsets(weights.astype("float64"))
     np.testing.assert_allclose(offsets[..., 1:, 1:], offsets[..., :-1, :-1], atol=1e-4)
@@ -243,7 +222,7 @@ def test_shifting_a_sequence_changes_nothing(init_kwargs, use_causal_mask):
     real = np.array([[False] * 3 + [True] * 5] * BATCH)
     layer = MultiHeadAttention(num_heads=2, key_dim=4, **init_kwargs)
     layer(tokens, tokens)
-    randomise(layer, seed=9)
+    randomise(layer, seed=9, keep=SPANS)
     outputs, weights = as_numpy(
         layer(tokens, tokens, use_causal_mask=use_causal_mask, return_attention_scores=True)
     )
@@ -270,7 +249,7 @@ def test_changing_a_later_token_changes_no_earlier_output(init_kwargs):
     tokens = normal(10, BATCH, 5, 8)
     layer = MultiHeadAttention(num_heads=2, key_dim=4, **init_kwargs)
     layer(tokens, tokens)
-    randomise(layer, seed=11)
+    randomise(layer, seed=11, keep=SPANS)
     outputs = ops.convert_to_numpy(layer(tokens, tokens, use_causal_mask=True))
     for position in (1, 3):
         changed = tokens.copy()
@@ -287,7 +266,7 @@ def test_decoding_with_a_cache_matches_the_full_causal_pass(init_kwargs, step):
     tokens = normal(13, BATCH, length, 8)
     layer = MultiHeadAttention(num_heads=2, key_dim=4, **init_kwargs)
     layer(tokens, tokens)
-    randomise(layer, seed=14)
+    randomise(layer, seed=14, keep=SPANS)
     full_outputs, full_weights = as_numpy(
         layer(tokens, tokens, use_causal_mask=True, return_attention_scores=True)
     )

@@ -7,7 +7,7 @@ from kerasformer.layers import RelativePositionBias
 from kerasformer.layers._validation import LayerError
 from kerasformer.layers.backend import ops
 from kerasformer.layers.relative_position_bias import relative_position_buckets
-from tests import numpy_reference
+from tests.helpers import numpy_reference
 from tests.layers.harness import run_layer_test
 
 RELATIVE_POSITIONS = np.arange(-200, 201)

@@ -8,7 +8,7 @@ from kerasformer.layers.scaled_dot_product_attention import (
     ScaledDotProductAttention,
     scaled_dot_product_attention,
 )
-from tests.numpy_reference import masked_attention
+from tests.helpers.numpy_reference import masked_attention
 
 BATCH, LENGTH, DEPTH, VALUE_DEPTH = 2, 5, 4, 3
 # Batch 0: the last query and the last two keys are padding; batch 1 has no padding.

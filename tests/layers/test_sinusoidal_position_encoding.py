@@ -6,7 +6,7 @@ import pytest
 from kerasformer.layers import SinusoidalPositionEncoding
 from kerasformer.layers._validation import LayerError
 from kerasformer.layers.backend import keras, keras_mask, ops
-from tests import numpy_reference
+from tests.helpers import numpy_reference
 from tests.layers.harness import run_layer_test
 
 

@@ -8,12 +8,9 @@ import pytest
 from kerasformer.errors import KerasformerError
 from kerasformer.layers import TokenAndPositionEmbedding
 from kerasformer.layers.backend import keras, ops
+from tests.helpers.numpy_reference import sinusoidal_position_encoding
+from tests.helpers.weights import numpy
 from tests.layers.harness import run_layer_test
-from tests.numpy_reference import sinusoidal_position_encoding
-
-
-def numpy(tensor):
-    return np.asarray(ops.convert_to_numpy(tensor))
 
 
 def token_table(layer: TokenAndPositionEmbedding) -> np.ndarray:

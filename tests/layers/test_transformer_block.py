@@ -7,34 +7,23 @@ import pytest
 from kerasformer.errors import KerasformerError
 from kerasformer.layers import TokenAndPositionEmbedding, TransformerBlock
 from kerasformer.layers.backend import keras, ops
+from tests.helpers.numpy_reference import (
+    t5_relative_bias,
+    transformer_block,
+    transformer_encoder_block,
+)
+from tests.helpers.weights import attention_weights, numpy, randomise
 from tests.layers.harness import run_layer_test
-from tests.numpy_reference import t5_relative_bias, transformer_block, transformer_encoder_block
-
-
-def numpy(tensor):
-    return np.asarray(ops.convert_to_numpy(tensor))
 
 
 def block_weights(block: TransformerBlock) -> dict:
-    attention = block.attention
     return {
-        "wq": numpy(attention.query_kernel), "bq": numpy(attention.query_bias),
-        "wk": numpy(attention.key_kernel), "bk": numpy(attention.key_bias),
-        "wv": numpy(attention.value_kernel), "bv": numpy(attention.value_bias),
-        "wo": numpy(attention.attention_output_kernel),
-        "bo": numpy(attention.attention_output_bias),
+        **attention_weights(block.attention),
         "ln1": (numpy(block.attention_norm.gamma), numpy(block.attention_norm.beta)),
         "ln2": (numpy(block.ff_norm.gamma), numpy(block.ff_norm.beta)),
         "ff1_kernel": numpy(block.ff_hidden.kernel), "ff1_bias": numpy(block.ff_hidden.bias),
         "ff2_kernel": numpy(block.ff_output.kernel), "ff2_bias": numpy(block.ff_output.bias),
     }  # fmt: skip
-
-
-def randomise(block: TransformerBlock, seed: int) -> None:
-    """Give every weight (biases, gammas too) random values, so no term is trivially zero."""
-    rng = np.random.default_rng(seed)
-    for weight in block.weights:
-        weight.assign(rng.normal(0.0, 0.5, tuple(weight.shape)).astype("float32"))
 
 
 MASK = np.array([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]], dtype=bool)

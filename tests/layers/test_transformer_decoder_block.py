@@ -6,8 +6,9 @@ import pytest
 from kerasformer.layers import TokenAndPositionEmbedding, TransformerDecoderBlock
 from kerasformer.layers._validation import LayerError
 from kerasformer.layers.backend import keras, ops
+from tests.helpers.numpy_reference import t5_relative_bias, transformer_decoder_block
+from tests.helpers.weights import decoder_block_weights, numpy, randomise
 from tests.layers.harness import run_layer_test
-from tests.numpy_reference import t5_relative_bias, transformer_decoder_block
 
 BATCH, LENGTH, SOURCE_LENGTH = 2, 5, 4
 EMBED_DIM, NUM_HEADS, FF_DIM, SOURCE_DIM = 8, 2, 16, 6
@@ -16,10 +17,6 @@ POSITIONS = ["none", "rotary", "relative"]
 TARGET_MASK = np.array([[True] * 5, [True, True, True, False, False]])
 SOURCE_MASK = np.array([[True] * 4, [True, True, False, False]])
 BLOCK_SIZES = dict(embed_dim=EMBED_DIM, num_heads=NUM_HEADS, ff_dim=FF_DIM)
-
-
-def numpy(tensor):
-    return None if tensor is None else np.asarray(ops.convert_to_numpy(tensor))
 
 
 def sequences(seed=0, length=LENGTH, source_length=SOURCE_LENGTH):
@@ -35,35 +32,8 @@ def randomised_block(with_encoder=True, seed=0, length=LENGTH, **options):
     block = TransformerDecoderBlock(EMBED_DIM, NUM_HEADS, FF_DIM, dropout=0.0, **options)
     target, source = sequences(length=length)
     block(target, source if with_encoder else None)
-    rng = np.random.default_rng(seed)
-    for weight in block.weights:
-        weight.assign(rng.normal(0.0, 0.5, tuple(weight.shape)).astype("float32"))
+    randomise(block, seed)
     return block
-
-
-def attention_weights(attention) -> dict:
-    weights = {}
-    for letter, name in (("q", "query"), ("k", "key"), ("v", "value"), ("o", "attention_output")):
-        weights[f"w{letter}"] = numpy(getattr(attention, f"{name}_kernel"))
-        weights[f"b{letter}"] = numpy(getattr(attention, f"{name}_bias"))
-    return weights
-
-
-def block_weights(block: TransformerDecoderBlock, with_encoder: bool) -> dict:
-    def norm(layer):
-        return numpy(layer.gamma), numpy(layer.beta)
-
-    weights = {
-        "self": attention_weights(block.self_attention),
-        "ln_self": norm(block.self_attention_norm),
-        "ln_ff": norm(block.ff_norm),
-        "ff1_kernel": numpy(block.ff_hidden.kernel), "ff1_bias": numpy(block.ff_hidden.bias),
-        "ff2_kernel": numpy(block.ff_output.kernel), "ff2_bias": numpy(block.ff_output.bias),
-    }  # fmt: skip
-    if with_encoder:
-        weights["cross"] = attention_weights(block.cross_attention)
-        weights["ln_cross"] = norm(block.cross_attention_norm)
-    return weights
 
 
 def reference(block, target, source, mask=None, source_mask=None):
@@ -79,7 +49,7 @@ def reference(block, target, source, mask=None, source_mask=None):
             table, length, length, bidirectional=False
         )
     return transformer_decoder_block(
-        target, source, block_weights(block, source is not None), block.norm_first, EPSILON,
+        target, source, decoder_block_weights(block, source is not None), block.norm_first, EPSILON,
         mask=mask, memory_mask=source_mask, **position_options,
     )  # fmt: skip
 

@@ -19,16 +19,11 @@ from kerasformer.models import (
 )
 from kerasformer.models.attention_maps import AttentionMap
 from kerasformer.models.translator import Translator
-from tests.layers.test_transformer_decoder_block import attention_weights as numpy_attention
-from tests.layers.test_transformer_decoder_block import block_weights as decoder_weights
-from tests.models.test_generation import (
-    SOURCE_WORDS,
-    TARGET_WORDS,
-    generator,  # noqa: F401  (fixture)
-    tiny_translator_model,
-)
-from tests.numpy_bert import NumpyBert
-from tests.numpy_reference import transformer_decoder_block, transformer_encoder_block
+from tests.helpers.numpy_bert import NumpyBert
+from tests.helpers.numpy_reference import transformer_decoder_block, transformer_encoder_block
+from tests.helpers.tiny_models import SOURCE_WORDS, TARGET_WORDS, tiny_translator_model
+from tests.helpers.weights import attention_weights as numpy_attention
+from tests.helpers.weights import decoder_block_weights
 
 EPSILON = 1e-6
 
@@ -110,7 +105,7 @@ def test_transformer_translator_maps_follow_the_encoder_and_decoder_in_numpy():
     for i in range(2):
         block = model.get_layer(f"decoder_block_{i}")
         x, self_scores, cross_scores = transformer_decoder_block(
-            x, memory, decoder_weights(block, True), block.norm_first, EPSILON
+            x, memory, decoder_block_weights(block, True), block.norm_first, EPSILON
         )
         expected_self.append(self_scores[0])
         expected_cross.append(cross_scores[0])
@@ -131,7 +126,7 @@ def test_rnn_translator_map_is_its_alignment():
     np.testing.assert_allclose(cross.weights[0, 0], alignment.weights[0, 0], atol=1e-6)
 
 
-def test_language_model_map_is_causal_self_attention_after_the_start_token(generator):  # noqa: F811
+def test_language_model_map_is_causal_self_attention_after_the_start_token(generator):
     (found,) = generator.attention_maps("the cat sat")
     assert found.query_tokens == ("<eos>", "the", "cat", "sat")
     ids = [generator.end_id] + [2 + generator.vocabulary.index(w) for w in ("the", "cat", "sat")]
@@ -140,7 +135,7 @@ def test_language_model_map_is_causal_self_attention_after_the_start_token(gener
     expected = []
     for block in generator.decoder.blocks:
         x, scores, _ = transformer_decoder_block(
-            x, None, decoder_weights(block, False), block.norm_first, EPSILON,
+            x, None, decoder_block_weights(block, False), block.norm_first, EPSILON,
             rotary_wavelength=10_000.0,
         )  # fmt: skip
         expected.append(scores[0])

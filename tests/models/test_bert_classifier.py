@@ -1,5 +1,4 @@
 import json
-import socket
 
 import numpy as np
 import pytest
@@ -9,7 +8,7 @@ from kerasformer.errors import KerasformerError
 from kerasformer.export import ExportedClassifier, export_classifier
 from kerasformer.models import build_bert_classifier
 from kerasformer.models.bert_classifier import ONLINE_ENCODER, ONLINE_PREPROCESS, HubLayer
-from tests.conftest import run_python
+from tests.helpers.processes import run_python_json
 
 
 def test_functional_model_in_the_seeds_shape(tiny_hub_bert):
@@ -41,11 +40,7 @@ def test_frozen_encoder_leaves_only_the_head_trainable(tiny_hub_bert):
     assert len(unfrozen.trainable_weights) > 20
 
 
-def test_unreachable_url_fails_fast_and_says_how_to_make_local_handles(monkeypatch):
-    def refuse(address, timeout):
-        raise OSError("Name or service not known")
-
-    monkeypatch.setattr(socket, "create_connection", refuse)
+def test_unreachable_url_fails_fast_and_says_how_to_make_local_handles(offline):
     with pytest.raises(KerasformerError) as caught:
         build_bert_classifier(4, ONLINE_PREPROCESS, ONLINE_ENCODER)
     message = str(caught.value)
@@ -73,8 +68,8 @@ def test_exported_model_keras_loads_with_plain_tf_keras(tiny_hub_bert, tmp_path)
     model = build_bert_classifier(4, tiny_hub_bert.preprocess, tiny_hub_bert.encoder)
     export_dir = export_classifier(model, ["a", "b", "c", "d"], tmp_path / "bert")
     texts = ["team goal striker", "bank shares profit"]
-    loaded = run_python(LOAD_KERAS_FILE, str(export_dir / "model.keras"), json.dumps(texts))
-    assert loaded.returncode == 0, loaded.stderr[-3000:]
-    probabilities = json.loads(loaded.stdout.strip().splitlines()[-1])
+    probabilities = run_python_json(
+        LOAD_KERAS_FILE, str(export_dir / "model.keras"), json.dumps(texts)
+    )
     served = ExportedClassifier(export_dir).predict_proba(texts)
     np.testing.assert_allclose(probabilities, served, rtol=1e-5, atol=1e-6)

@@ -9,62 +9,34 @@ decoding loops or the key/value cache under test.
 import numpy as np
 import pytest
 
-from kerasformer.backend import keras, tf
+from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
 from kerasformer.models.generation import Sampling, decode, ids_before_end
-from kerasformer.models.language_model import TextGenerator, build_transformer_language_model
-from kerasformer.models.rnn_translator import RnnTranslatorDecoding, build_rnn_translator
+from kerasformer.models.rnn_translator import RnnTranslatorDecoding
 from kerasformer.models.transformer_translator import (
     TransformerTranslatorDecoding,
-    build_transformer_translator,
 )
 from kerasformer.models.translator import Translator
-from tests.numpy_reference import (
+from tests.helpers.numpy_reference import (
     best_finished_sequence,
     greedy_sequence,
     log_softmax,
     softmax,
 )
+from tests.helpers.tiny_models import (
+    END,
+    LM_MAXLEN,
+    LM_WORDS,
+    SOURCE_WORDS,
+    START,
+    TARGET_WORDS,
+    tiny_translator_model,
+)
 
-SOURCE_WORDS = ["tom", "sleeps", "eats", "."]
-# A target vocabulary of 6 ids: 0 padding, 1 unknown, 2 [start], 3 [end], 4 sí, 5 no.
-TARGET_WORDS = ["[start]", "[end]", "sí", "no"]
 TARGET_TABLE = ["", "[UNK]", *TARGET_WORDS]
-START, END = 2, 3
 NEVER_GENERATED = (0, START)  # as `Translator` does: padding and [start] are no next word
 CAN_FOLLOW = [i for i in range(len(TARGET_TABLE)) if i not in NEVER_GENERATED]
 SOURCES = np.array([[2, 3, 5, 0], [2, 4, 4, 5], [3, 0, 0, 0]], np.int32)
-LM_WORDS = ["<eos>", "the", "cat", "sat", "on", "mat", "a", "dog", "."]
-LM_MAXLEN = 8
-
-
-def tiny_translator_model(kind, seed=0):
-    keras.utils.set_random_seed(seed)
-    source_vocab, target_vocab = len(SOURCE_WORDS) + 2, len(TARGET_WORDS) + 2
-    if kind == "rnn":
-        model = build_rnn_translator(source_vocab, target_vocab, embed_dim=8, units=16, dropout=0)
-    else:
-        model = build_transformer_translator(
-            source_vocab, target_vocab, maxlen=8, embed_dim=16, num_heads=2, ff_dim=16,
-            num_layers=2, dropout=0.0, position=kind,
-        )  # fmt: skip
-    return with_trained_scales(model, seed)
-
-
-def with_trained_scales(model, seed, end_id=END):
-    """Fresh weights give nearly uniform next-token distributions that hardly depend on
-    the words read, under which "[end]" at once is always the best sequence; embeddings and
-    T5 tables drawn from N(0, 1), logits 3 times larger and [end] a little less likely make
-    sequences that beam search, greedy decoding and the length penalty tell apart."""
-    rng = np.random.default_rng(seed)
-    for weight in model.weights:
-        if "embedding" in weight.name or "relative_position_bias" in weight.name:
-            weight.assign(rng.normal(0.0, 1.0, weight.shape).astype("float32"))
-    logits = model.get_layer("logits")
-    kernel, bias = logits.get_weights()
-    bias[end_id] -= 1.0
-    logits.set_weights([3 * kernel, bias])
-    return model
 
 
 def decoding_of(model):
@@ -232,17 +204,6 @@ def test_ids_before_end_cuts_each_row_at_its_end_or_padding():
 
 
 # -- TextGenerator ----------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def generator():
-    keras.utils.set_random_seed(2)
-    model = build_transformer_language_model(
-        len(LM_WORDS) + 2, maxlen=LM_MAXLEN, embed_dim=16, num_heads=2, ff_dim=16,
-        num_layers=2, dropout=0.0, position="rotary",
-    )  # fmt: skip
-    model = with_trained_scales(model, seed=2, end_id=2 + LM_WORDS.index("<eos>"))
-    return TextGenerator(model, LM_WORDS, end_token="<eos>")
 
 
 def greedy_continuation(model, prompt_words, max_tokens):

@@ -23,7 +23,7 @@ from kerasformer.models.word_tokenizer import (
     join_words,
     lower_words_and_punctuation,
 )
-from tests.numpy_reference import masked_token_accuracy, masked_token_cross_entropy
+from tests.helpers.numpy_reference import masked_token_accuracy, masked_token_cross_entropy
 
 POSITIONS = ["learned", "sinusoidal", "rotary", "relative"]
 SOURCE_WORDS = ["tom", "sleeps", "eats", "bread", "."]

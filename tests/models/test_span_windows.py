@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from kerasformer.backend import tf
+from kerasformer.convert.convert_bert import default_bert_checkpoint_dir
 from kerasformer.errors import KerasformerError
-from kerasformer.export.convert_bert import default_bert_checkpoint_dir
 from kerasformer.models.span_windows import SpanWindows
 
 CONTEXTS = [

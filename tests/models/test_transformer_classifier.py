@@ -14,7 +14,7 @@ from kerasformer.models import (
     token_id_classifier,
 )
 from kerasformer.models.transformer_classifier import drop_padding_columns
-from tests.conftest import run_python
+from tests.helpers.processes import run_python
 
 TEXTS = [
     "stocks rise as investors cheer profits",

@@ -3,7 +3,7 @@ import pytest
 
 from kerasformer.errors import KerasformerError
 from kerasformer.plots import plot_alignment, save_figure
-from tests.plots.pictures import assert_not_blank, pixel_at, read_png
+from tests.helpers.pictures import assert_not_blank, pixel_at, read_png
 
 SOURCE = "the agreement was signed in august <end>".split()
 TARGET = "el acuerdo fue firmado en agosto <end>".split()

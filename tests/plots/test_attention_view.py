@@ -9,7 +9,8 @@ from plotly.offline import get_plotlyjs
 
 from kerasformer.errors import KerasformerError
 from kerasformer.plots import attention_figure, attention_html, plot_head_view, save_figure
-from tests.plots.pictures import assert_not_blank, read_png
+from tests.helpers.arrays import random_attention_weights
+from tests.helpers.pictures import assert_not_blank, read_png
 
 SOURCE = "the cat sat on the mat".split()
 TARGET = "el gato se <script> sentó".split()
@@ -23,15 +24,20 @@ class Map:
     weights: np.ndarray
 
 
-def softmax(shape: tuple[int, ...], seed: int) -> np.ndarray:
-    scores = np.random.default_rng(seed).normal(size=shape)
-    return np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)
-
-
 def maps() -> list[Map]:
     return [
-        Map("self-attention", tuple(SOURCE), tuple(SOURCE), softmax((2, 3, 6, 6), seed=1)),
-        Map("cross-attention", tuple(TARGET), tuple(SOURCE), softmax((3, 2, 5, 6), seed=2)),
+        Map(
+            "self-attention",
+            tuple(SOURCE),
+            tuple(SOURCE),
+            random_attention_weights((2, 3, 6, 6), seed=1),
+        ),
+        Map(
+            "cross-attention",
+            tuple(TARGET),
+            tuple(SOURCE),
+            random_attention_weights((3, 2, 5, 6), seed=2),
+        ),
     ]
 
 
@@ -39,7 +45,7 @@ def maps() -> list[Map]:
 
 
 def test_head_view_draws_one_line_per_pair_as_opaque_as_its_weight(tmp_path):
-    weights = softmax((len(TARGET), len(SOURCE)), seed=0)
+    weights = random_attention_weights((len(TARGET), len(SOURCE)), seed=0)
     weights[0, 0] = 1.0  # the extremes must map to opaque and invisible
     weights[0, 1] = 0.0
     figure = plot_head_view(TARGET, SOURCE, weights, title="head 1")
@@ -56,7 +62,9 @@ def test_head_view_draws_one_line_per_pair_as_opaque_as_its_weight(tmp_path):
 
 
 def test_head_view_puts_queries_left_and_keys_right_in_order():
-    figure = plot_head_view(TARGET, SOURCE, softmax((len(TARGET), len(SOURCE)), seed=0))
+    figure = plot_head_view(
+        TARGET, SOURCE, random_attention_weights((len(TARGET), len(SOURCE)), seed=0)
+    )
     left, right = figure.axes
     assert [label.get_text() for label in left.get_yticklabels()] == TARGET
     assert [label.get_text() for label in right.get_yticklabels()] == SOURCE
@@ -74,7 +82,7 @@ def test_head_view_puts_queries_left_and_keys_right_in_order():
 
 def test_head_view_separates_the_segments_of_a_sentence_pair():
     tokens = "[CLS] a b [SEP] c d [SEP]".split()
-    weights = softmax((len(tokens), len(tokens)), seed=0)
+    weights = random_attention_weights((len(tokens), len(tokens)), seed=0)
     plain = plot_head_view(tokens, tokens, weights)
     assert all(not ax.get_yticks(minor=True).size for ax in plain.axes)
     paired = plot_head_view(tokens, tokens, weights, segment_start=4)

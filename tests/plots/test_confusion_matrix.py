@@ -4,7 +4,7 @@ from matplotlib import colormaps
 
 from kerasformer.errors import KerasformerError
 from kerasformer.plots import plot_confusion_matrix, save_figure
-from tests.plots.pictures import assert_not_blank, pixel_at, read_png
+from tests.helpers.pictures import assert_not_blank, pixel_at, read_png
 
 CLASSES = ["world", "sports", "business", "sci/tech"]
 MATRIX = np.array([[50, 2, 0, 1], [3, 40, 5, 0], [0, 1, 60, 2], [0, 0, 3, 10]])

@@ -4,7 +4,7 @@ from matplotlib.figure import Figure
 from kerasformer.errors import KerasformerError
 from kerasformer.plots import save_figure
 from kerasformer.plots.figures import DPI
-from tests.plots.pictures import read_png
+from tests.helpers.pictures import read_png
 
 
 def test_save_figure_writes_a_png_of_the_figure_size_and_adds_the_suffix(tmp_path):

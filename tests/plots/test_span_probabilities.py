@@ -4,7 +4,7 @@ from matplotlib.colors import to_rgb
 
 from kerasformer.errors import KerasformerError
 from kerasformer.plots import plot_span_probabilities, save_figure
-from tests.plots.pictures import assert_not_blank, pixel_at, read_png
+from tests.helpers.pictures import assert_not_blank, pixel_at, read_png
 
 TOKENS = "the broncos beat the panthers 24 - 10 in super bowl 50".split()
 

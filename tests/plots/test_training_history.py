@@ -5,7 +5,7 @@ from kerasformer.backend import keras
 from kerasformer.errors import KerasformerError
 from kerasformer.plots import plot_training_history, save_figure
 from kerasformer.plots.figures import DPI
-from tests.plots.pictures import assert_not_blank, read_png
+from tests.helpers.pictures import assert_not_blank, read_png
 
 HISTORY = {
     "loss": [1.2, 0.8, 0.6, 0.5],

@@ -1,12 +1,10 @@
-import json
-
 import numpy as np
 import pytest
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.training import TrainingConfig, acceleration, train
-from tests.conftest import run_python
+from tests.helpers.processes import run_python_json
 
 
 def no_dropout_config(data_dir, **overrides):
@@ -45,9 +43,7 @@ print(json.dumps(results))
 
 
 def test_mirrored_over_two_cpus_matches_one_device(tiny_ag_news_dir):
-    result = run_python(MIRRORED_VERSUS_ONE_DEVICE, str(tiny_ag_news_dir), timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    runs = json.loads(result.stdout.strip().splitlines()[-1])
+    runs = run_python_json(MIRRORED_VERSUS_ONE_DEVICE, str(tiny_ag_news_dir), timeout=600)
     one, mirrored = runs["default"], runs["mirrored"]
     np.testing.assert_allclose(mirrored["loss"], one["loss"], rtol=1e-4)
     for a, b in zip(mirrored["weights"], one["weights"], strict=True):

@@ -11,6 +11,8 @@ from kerasformer.datasets import LabeledTexts, TextClassificationData, load_data
 from kerasformer.errors import KerasformerError
 from kerasformer.export import ExportedClassifier
 from kerasformer.training import TrainingConfig, train
+from tests.helpers.cli import run_cli
+from tests.helpers.data import synthetic_rows
 
 SMALL = dict(vocab_size=200, maxlen=32, embed_dim=16, num_heads=2, ff_dim=16)
 
@@ -70,8 +72,6 @@ def test_a_student_on_the_labels_alone_ignores_the_teacher(tiny_ag_news_dir, con
 def test_unlabelled_texts_teach_through_the_teacher(tiny_ag_news_dir, contrary_teacher, tmp_path):
     """Eight labelled texts and many unlabelled ones: the student learns from the teacher's
     view of the unlabelled texts."""
-    from tests.conftest import synthetic_rows
-
     unlabelled = tmp_path / "unlabelled.txt"
     unlabelled.write_text(
         "\n".join(f"{title} {text}" for _, title, text in synthetic_rows(300, seed=5)) + "\n\n"
@@ -127,13 +127,12 @@ def test_the_student_is_exported_as_a_classifier(tiny_ag_news_dir, contrary_teac
 
 
 def test_distill_from_the_command_line(capsys, tiny_ag_news_dir, contrary_teacher, tmp_path):
-    code = main([
-        "distill", "--teacher", str(contrary_teacher), "--dataset", "ag_news",
+    code, out, err = run_cli(
+        capsys, "distill", "--teacher", str(contrary_teacher), "--dataset", "ag_news",
         "--data-dir", str(tiny_ag_news_dir), "--epochs", "1", "--batch-size", "16",
         "--vocab-size", "200", "--maxlen", "32", "--temperature", "3", "--teacher-weight", "1",
         "--export-dir", str(tmp_path / "student"),
-    ])  # fmt: skip
-    out, err = capsys.readouterr()
+    )  # fmt: skip
     assert code == 0, err
     assert "Exported to" in out and "accuracy" in out
     config = json.loads((tmp_path / "student" / "metrics.json").read_text())["config"]

@@ -10,9 +10,10 @@ from kerasformer.datasets import LabeledTexts
 from kerasformer.datasets.pipeline import length_bucket_boundaries
 from kerasformer.errors import KerasformerError
 from kerasformer.models.bert_classifier import build_bert_classifier
+from kerasformer.models.text_classifier import BERT_BUCKET_WIDTH
 from kerasformer.training import TrainingConfig, train
-from kerasformer.training.fit_plan import BERT_BUCKET_WIDTH, FitPlan
-from tests.conftest import write_tiny_bert_checkpoint
+from kerasformer.training.fit_plan import FitPlan
+from tests.helpers.bert import write_tiny_bert_checkpoint
 
 WORDS = "team goal season shares profit market bank software chip the said".split()
 

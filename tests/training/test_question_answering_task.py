@@ -7,7 +7,7 @@ import pytest
 from kerasformer.errors import KerasformerError
 from kerasformer.training import TrainingConfig, train
 from kerasformer.training.squad_metrics import squad_scores
-from tests.conftest import write_synthetic_squad
+from tests.helpers.data import write_synthetic_squad
 
 
 def test_the_tiny_bert_learns_the_synthetic_span_task(trained_question_answerer):

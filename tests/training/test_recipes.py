@@ -7,7 +7,7 @@ from kerasformer.backend import keras
 from kerasformer.errors import KerasformerError
 from kerasformer.training import TrainingConfig, train
 from kerasformer.training.recipes import recipe_phases
-from tests.conftest import run_python
+from tests.helpers.processes import WITHOUT_KERASFORMER, run_python, run_python_json
 
 
 def phases(recipe, epochs=3, steps=10):
@@ -116,21 +116,17 @@ def test_recipe_must_fit_the_model(tiny_ag_news_dir, tiny_hub_bert):
         train(bert_config(tiny_hub_bert, tiny_ag_news_dir, "from-scratch"), export=False)
 
 
-SERVE_WITH_TENSORFLOW_TEXT = """
-import json, sys
-
-class NoKerasformer:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "kerasformer":
-            raise ImportError("kerasformer must not be needed to serve an exported model")
-
-sys.meta_path.insert(0, NoKerasformer())
+SERVE_WITH_TENSORFLOW_TEXT = (
+    WITHOUT_KERASFORMER
+    + """
+import json
 import tensorflow as tf
 import tensorflow_text  # the preprocess model's tokenizer ops
 serve = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
 out = serve(inputs=tf.constant(json.loads(sys.argv[2])))
 print(json.dumps(out["probabilities"].numpy().tolist()))
 """
+)
 
 
 def test_unfrozen_export_serves_raw_strings_without_kerasformer(
@@ -142,9 +138,8 @@ def test_unfrozen_export_serves_raw_strings_without_kerasformer(
     # More texts than one packed chunk, of every length up to past the 32 positions.
     words = "team goal bank shares the said software zzzz".split()
     texts = [" ".join(words[i % 8] for i in range(n)) for n in range(0, 45)]
-    served = run_python(SERVE_WITH_TENSORFLOW_TEXT, str(result.export_dir), json.dumps(texts))
-    assert served.returncode == 0, served.stderr[-2000:]
-    probabilities = np.array(json.loads(served.stdout.strip().splitlines()[-1]))
+    served = run_python_json(SERVE_WITH_TENSORFLOW_TEXT, str(result.export_dir), json.dumps(texts))
+    probabilities = np.array(served)
     expected = result.model.predict(np.array(texts), verbose=0)  # every text padded to 32
     np.testing.assert_allclose(probabilities, expected, rtol=1e-5, atol=1e-6)
 

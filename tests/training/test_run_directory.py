@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import kerasformer.training.trainer as trainer
+import kerasformer.training.run_export as trainer
 from kerasformer.backend import keras
 from kerasformer.datasets import LabeledTexts, TextClassificationData
 from kerasformer.errors import KerasformerError
@@ -30,7 +30,7 @@ from kerasformer.training.run_directory import (
     run_directory_for,
 )
 from kerasformer.training.tasks import task_named
-from tests.conftest import QA_WINDOWS, TOPIC_WORDS, write_synthetic_squad
+from tests.helpers.data import QA_WINDOWS, TOPIC_WORDS, write_synthetic_squad
 
 
 def tiny_config(export_dir: Path, **overrides) -> TrainingConfig:

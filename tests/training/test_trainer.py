@@ -7,7 +7,7 @@ import pytest
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.export.staged_directory import MARKER_FILE
+from kerasformer.files.staged_directory import MARKER_FILE
 from kerasformer.training import TrainingConfig, train
 
 

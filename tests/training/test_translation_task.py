@@ -18,6 +18,7 @@ from kerasformer.backend import tf
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
 from kerasformer.models.translator import Translator
 from kerasformer.training import TrainingConfig, train
+from tests.helpers.data import reversal_pairs
 
 HELD_OUT = 100  # validation and test pairs each
 TRAIN_PAIRS = 2000
@@ -40,11 +41,6 @@ def digit_strings(count: int, rng: np.random.Generator, exclude: set[str]) -> li
             exclude.add(text)
             chosen.append(text)
     return chosen
-
-
-def reversal_pairs(sources: list[str]) -> SentencePairs:
-    targets = [" ".join(reversed(text.split())) for text in sources]
-    return SentencePairs(np.array(sources, dtype=object), np.array(targets, dtype=object))
 
 
 @pytest.fixture(scope="module")

@@ -3,33 +3,20 @@
 A task plugs into the one trainer (`kerasformer.training.trainer.train`): the data
 loader, the model and its ``model.fit`` batches, the final metrics and the export.
 Recipes, backups and resume, history and distribution are the trainer's, for every task.
+Each task is made once from its entry in `kerasformer.registry.TASKS`.
 """
 
 from __future__ import annotations
 
-from kerasformer.errors import KerasformerError
-from kerasformer.training.tasks.classification import ClassificationTask
-from kerasformer.training.tasks.distillation import DistillationTask
-from kerasformer.training.tasks.language_modeling import LanguageModelingTask
-from kerasformer.training.tasks.question_answering import QuestionAnsweringTask
-from kerasformer.training.tasks.translation import TranslationTask
+from kerasformer.registry import TASKS as ENTRIES
+from kerasformer.registry import resolve, task_entry
+from kerasformer.training.tasks.base import Task
 
-TASKS = {
-    task.name: task
-    for task in (
-        ClassificationTask(),
-        TranslationTask(),
-        LanguageModelingTask(),
-        QuestionAnsweringTask(),
-        DistillationTask(),
-    )
-}
+TASKS: dict[str, Task] = {name: resolve(entry.task)(entry) for name, entry in ENTRIES.items()}
 
 
-def task_named(name: str):
-    if name not in TASKS:
-        raise KerasformerError(f"unknown task {name!r}; choose one of: {', '.join(TASKS)}.")
-    return TASKS[name]
+def task_named(name: str) -> Task:
+    return TASKS[task_entry(name).name]
 
 
-__all__ = ["TASKS", "task_named"]
+__all__ = ["TASKS", "Task", "task_named"]

@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 
 from kerasformer.backend import keras, tf
-from kerasformer.datasets import LabeledTexts, TextClassificationData, load_dataset
+from kerasformer.datasets import LabeledTexts, TextClassificationData
 from kerasformer.datasets.text_classification_data import require_trainable
+from kerasformer.errors import KerasformerError
 from kerasformer.export.saved_model import write_classifier
-from kerasformer.models import build_classifier, string_classifier
+from kerasformer.models import TextClassifier, build_text_classifier
+from kerasformer.models.transformer_classifier import DEFAULTS
 from kerasformer.training.evaluation import classification_metrics
 from kerasformer.training.fit_plan import FitPlan
+from kerasformer.training.tasks.base import Task
 
 
-class ClassificationTask:
-    name = "classification"
-    models = ("transformer", "bert")
-    datasets = ("bbc_news", "ag_news")
-    headline_metrics = ("accuracy",)
-    export_kind = "classifier"
-
-    def load_data(self, config) -> TextClassificationData:
-        return load_dataset(
-            config.dataset, config.data_dir, config.validation_fraction, split_seed=0
-        )
+class ClassificationTask(Task):
+    """Labelled texts in; a string-in classifier, its accuracy and a classifier export out."""
 
     def require_trainable(self, data: TextClassificationData) -> None:
         require_trainable(data)
@@ -35,10 +30,11 @@ class ClassificationTask:
         return f"{data.name}: {sizes} examples; classes: {', '.join(data.class_names)}"
 
     def build(self, config, data: TextClassificationData):
-        model = build_classifier(
+        classifier = build_text_classifier(
             config.model, data.num_classes, data.splits["train"].texts, **config.model_options
         )
-        return model, FitPlan.for_model(model, config.resolved_input_pipeline(), xla=config.xla)
+        plan = FitPlan.for_model(classifier, config.resolved_input_pipeline(), xla=config.xla)
+        return classifier, plan
 
     def evaluate(self, model, data: TextClassificationData, config) -> dict[str, dict]:
         return {
@@ -49,27 +45,59 @@ class ClassificationTask:
     def write_export(self, model, data: TextClassificationData, directory: Path) -> None:
         write_classifier(model, data.class_names, directory)
 
-    def keras_model(self, model):
-        return model
+    def result_model(self, classifier: TextClassifier) -> keras.Model:
+        return classifier.model
+
+    def require_fits_in_memory(self, config) -> None:
+        """Refuse, before building anything, sizes whose weights could not fit in memory."""
+        if config.model != "transformer":
+            return
+        options = {**DEFAULTS, **config.model_options}
+        sizes = [options.get(name) for name in ("vocab_size", "maxlen", "embed_dim")]
+        if not all(isinstance(size, int) and size > 0 for size in sizes):
+            return  # the model itself says which size is wrong
+        vocab_size, maxlen, embed_dim = sizes
+        # Weights, gradients and Adam's two moments: four float32 copies of each table.
+        needed = 4 * 4 * (vocab_size + maxlen) * embed_dim
+        available = physical_memory_bytes()
+        if available and needed > available / 2:
+            raise KerasformerError(
+                f"vocab_size {vocab_size:,} and maxlen {maxlen:,} at embed_dim {embed_dim} need "
+                f"about {needed / 2**30:.1f} GiB for the embedding tables alone, more than half "
+                f"of this machine's {available / 2**30:.1f} GiB; choose smaller sizes."
+            )
+
+
+def physical_memory_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def evaluate_split(
-    model: keras.Model, part: LabeledTexts, class_names: tuple[str, ...], batch_size: int
+    model: keras.Model | TextClassifier,
+    part: LabeledTexts,
+    class_names: tuple[str, ...],
+    batch_size: int,
 ) -> dict:
     return classification_metrics(
         part.labels, predict_probabilities(model, part.texts, batch_size), class_names
     )
 
 
-def predict_probabilities(model: keras.Model, texts, batch_size: int) -> np.ndarray:
+def predict_probabilities(
+    model: keras.Model | TextClassifier, texts, batch_size: int
+) -> np.ndarray:
     """The model's probabilities for many texts, batch by batch, skipping shared padding.
 
     Texts are batched in order of length, so each batch holds texts of similar length
     and is padded only to its own longest; rows come back in the texts' order.
     """
+    classifier = TextClassifier.of(model)
     if len(texts) == 0:
-        return np.zeros((0, model.output_shape[-1]), np.float32)
-    classify = tf.function(string_classifier(model), reduce_retracing=True)
+        return np.zeros((0, classifier.model.output_shape[-1]), np.float32)
+    classify = tf.function(classifier.string_function(), reduce_retracing=True)
     order = np.argsort([len(text) for text in texts], kind="stable")
     ordered = tf.constant([texts[i] for i in order], dtype=tf.string)
     batches = tf.data.Dataset.from_tensor_slices(ordered).batch(batch_size)

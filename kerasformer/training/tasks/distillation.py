@@ -17,14 +17,17 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from kerasformer.datasets import LabeledTexts, TextClassificationData
-from kerasformer.datasets.text_augmentation import augmented_copies
+from kerasformer.datasets.text_augmentation import augmented_copies, require_augmented_copies
 from kerasformer.errors import KerasformerError
-from kerasformer.models import build_classifier
+from kerasformer.files.export_kind import CLASSIFIER, require_export_kind
+from kerasformer.models import build_text_classifier
 from kerasformer.training.distillation_loss import (
     NO_LABEL,
     DistillationLoss,
     LabelAccuracy,
     distillation_targets,
+    require_teacher_weight,
+    require_temperature,
 )
 from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.tasks.classification import ClassificationTask
@@ -49,15 +52,50 @@ class DistillationData(TextClassificationData):
     targets: dict = dataclasses.field(default_factory=dict)
 
 
+@dataclasses.dataclass(frozen=True)
+class DistillationSettings:
+    """What the student learns from besides the labels, and how.
+
+    ``teacher`` is a classifier export; ``temperature`` softens both models'
+    probabilities; ``teacher_weight`` is the teacher's share of the loss;
+    ``unlabelled_texts`` a UTF-8 file of more texts (one a line) and ``augmented_copies``
+    perturbed copies of each training text, both labelled by the teacher alone.
+    """
+
+    teacher: str | None = None
+    temperature: float = 2.0
+    teacher_weight: float = 0.5
+    unlabelled_texts: str | None = None
+    augmented_copies: int = 0
+
+    def validate(self) -> None:
+        if not self.teacher:
+            raise KerasformerError(
+                "distillation needs a teacher: the export directory of a classifier trained "
+                "on this dataset (kerasformer distill --teacher saved_models/ag_news-bert)."
+            )
+        require_export_kind(self.teacher, CLASSIFIER)
+        if not (Path(self.teacher) / "saved_model.pb").is_file():
+            raise KerasformerError(
+                f"--teacher {self.teacher} is not an exported model (no saved_model.pb); pass "
+                "the directory that `kerasformer train` wrote, e.g. saved_models/ag_news-bert."
+            )
+        require_temperature(self.temperature)
+        require_teacher_weight(self.teacher_weight)
+        require_augmented_copies(self.augmented_copies)
+
+
 class DistillationTask(ClassificationTask):
-    name = "distillation"
-    models = ("transformer",)
+    """A from-scratch classifier trained on a teacher export's probabilities."""
+
+    settings_class = DistillationSettings
 
     def load_data(self, config) -> DistillationData:
         data = super().load_data(config)
-        unlabelled = read_unlabelled_texts(config.unlabelled_texts)
+        settings = self.settings(config)
+        unlabelled = read_unlabelled_texts(settings.unlabelled_texts)
         augmented = augmented_copies(
-            data.splits["train"].texts, config.augmented_copies, seed=config.seed
+            data.splits["train"].texts, settings.augmented_copies, seed=config.seed
         )
         return DistillationData(data.name, data.class_names, data.splits, unlabelled, augmented)
 
@@ -67,7 +105,8 @@ class DistillationTask(ClassificationTask):
         return super().describe(data) + extra
 
     def build(self, config, data: DistillationData):
-        teacher = load_teacher(config.teacher, data.class_names)
+        settings = self.settings(config)
+        teacher = load_teacher(settings.teacher, data.class_names)
         for split in ("train", "validation"):
             part = data.splits[split]
             extra = data.unlabelled + data.augmented if split == "train" else ()
@@ -78,7 +117,7 @@ class DistillationTask(ClassificationTask):
             targets = distillation_targets(labels, teacher_probabilities(teacher, texts, split))
             data.targets[split] = LabeledTexts(texts, targets)
         student_texts = data.targets["train"].texts
-        model = build_classifier(
+        model = build_text_classifier(
             config.model, data.num_classes, student_texts, **config.model_options
         )
         plan = FitPlan.for_model(model, config.resolved_input_pipeline(), xla=config.xla)
@@ -91,7 +130,7 @@ class DistillationTask(ClassificationTask):
         plan = dataclasses.replace(
             plan,
             make_batches=target_batches,
-            loss=DistillationLoss(config.temperature, config.teacher_weight),
+            loss=DistillationLoss(settings.temperature, settings.teacher_weight),
             metrics=[LabelAccuracy()],
         )
         return model, plan
@@ -99,7 +138,7 @@ class DistillationTask(ClassificationTask):
 
 def load_teacher(teacher: str | Path, class_names: tuple[str, ...]):
     """The teacher export, which must know the same classes in the same order."""
-    from kerasformer.export.exported_classifier import ExportedClassifier
+    from kerasformer.loading.exported_classifier import ExportedClassifier
 
     exported = ExportedClassifier(teacher)
     if tuple(exported.class_names) != tuple(class_names):

@@ -18,14 +18,11 @@ from kerasformer.models.language_model import (
     build_transformer_language_model,
 )
 from kerasformer.training.fit_plan import FitPlan
+from kerasformer.training.tasks.base import Task
 
 
-class LanguageModelingTask:
-    name = "language-model"
-    models = ("transformer",)
-    datasets = ("wikitext2",)
-    headline_metrics = ("perplexity",)
-    export_kind = "language-model"
+class LanguageModelingTask(Task):
+    """A token stream in; a `TextGenerator`, its perplexity and a language-model export out."""
 
     def load_data(self, config) -> LanguageModelData:
         return load_wikitext2(config.data_dir)
@@ -77,9 +74,6 @@ class LanguageModelingTask:
 
     def write_export(self, generator: TextGenerator, data, directory: Path) -> None:
         write_generator(generator, directory)
-
-    def keras_model(self, generator: TextGenerator):
-        return generator.model
 
 
 def token_ids(tokens, index: dict[str, int]) -> np.ndarray:

@@ -10,7 +10,7 @@ from tensorflow.core.protobuf import saved_model_pb2
 
 from kerasformer.backend import keras, tf
 from kerasformer.datasets.answer_spans import span_batches, span_examples
-from kerasformer.datasets.squad import QuestionAnsweringData, SquadExamples, load_squad
+from kerasformer.datasets.squad import QuestionAnsweringData, SquadExamples
 from kerasformer.errors import KerasformerError
 from kerasformer.export.question_answerer_export import write_question_answerer
 from kerasformer.models.bert_classifier import (
@@ -29,6 +29,8 @@ from kerasformer.models.question_answerer import (
 from kerasformer.network import is_url
 from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.squad_metrics import squad_scores
+from kerasformer.training.tasks.base import Task
+from kerasformer.validation import is_whole_number
 
 OPTIONS = (*DEFAULTS, "max_answer_tokens", "preprocess", "encoder")
 # Longest window when the encoder's own limit cannot be read (BERTs mostly read 512).
@@ -37,22 +39,10 @@ MAX_SEQ_LENGTH = 8192
 POSITION_EMBEDDINGS = ("position_embedding/embeddings", "position_embeddings")
 
 
-class QuestionAnsweringTask:
-    name = "question-answering"
-    models = ("bert",)
-    datasets = ("squad",)
-    headline_metrics = ("exact_match", "f1")
-    export_kind = "question answerer"
+class QuestionAnsweringTask(Task):
+    """SQuAD questions in; a `QuestionAnswerer`, its EM and F1 and an answerer export out."""
 
-    def load_data(self, config) -> QuestionAnsweringData:
-        return load_squad(
-            config.data_dir, validation_fraction=config.validation_fraction, split_seed=0
-        )
-
-    def require_trainable(self, data: QuestionAnsweringData) -> None:
-        for split in ("train", "validation"):
-            if len(data.splits[split]) == 0:
-                raise KerasformerError(f"the {split} split of {data.name} has no questions.")
+    example_noun = "questions"
 
     def describe(self, data: QuestionAnsweringData) -> str:
         sizes = ", ".join(f"{count} {split}" for split, count in data.sizes().items())
@@ -89,6 +79,7 @@ class QuestionAnsweringTask:
             loss={"start_logits": loss, "end_logits": loss},
             metrics={"start_logits": ["accuracy"], "end_logits": ["accuracy"]},
             callbacks=[ValidationAnswers(answerer, data.splits["validation"], config.batch_size)],
+            encoder=answerer.encoder,
         )  # fmt: skip
         return answerer, plan
 
@@ -101,9 +92,6 @@ class QuestionAnsweringTask:
     def write_export(self, answerer: QuestionAnswerer, data, directory: Path) -> None:
         write_question_answerer(answerer, directory)
 
-    def keras_model(self, answerer: QuestionAnswerer):
-        return answerer.model
-
 
 def require_seq_length_fits(seq_length, encoder_handle: str) -> None:
     """Refuse, before anything is built, windows longer than the encoder can read.
@@ -111,7 +99,7 @@ def require_seq_length_fits(seq_length, encoder_handle: str) -> None:
     The limit is the rows of the encoder's position embeddings where they can be read
     from its SavedModel, else `MAX_SEQ_LENGTH`.
     """
-    if isinstance(seq_length, bool) or not isinstance(seq_length, int):
+    if not is_whole_number(seq_length):
         return  # SpanWindows names what is wrong with it
     positions = encoder_positions(encoder_handle)
     if positions is not None and seq_length > positions:

@@ -7,42 +7,23 @@ from pathlib import Path
 from kerasformer.backend import keras, tf
 from kerasformer.datasets.pipeline import sequence_pair_examples, teacher_forcing_batches
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
-from kerasformer.datasets.spa_eng import load_spa_eng
 from kerasformer.errors import KerasformerError
 from kerasformer.export.translator_export import write_translator
-from kerasformer.models.rnn_translator import DEFAULTS as RNN_DEFAULTS
-from kerasformer.models.rnn_translator import build_rnn_translator
-from kerasformer.models.transformer_translator import DEFAULTS as TRANSFORMER_DEFAULTS
-from kerasformer.models.transformer_translator import build_transformer_translator
 from kerasformer.models.translator import TARGET_RESERVED, Translator
 from kerasformer.models.word_tokenizer import adapted_vocabulary
+from kerasformer.registry import resolve
 from kerasformer.training.fit_plan import FitPlan
+from kerasformer.training.tasks.base import Task
 from kerasformer.training.translation_metrics import corpus_scores
 
 # The Keras English-to-Spanish example's vocabulary size, for each language.
 VOCAB_SIZE = 15_000
-BUILDERS = {
-    "transformer": (build_transformer_translator, TRANSFORMER_DEFAULTS),
-    "rnn": (build_rnn_translator, RNN_DEFAULTS),
-}
 
 
-class TranslationTask:
-    name = "translation"
-    models = tuple(BUILDERS)
-    datasets = ("spa_eng",)
-    headline_metrics = ("bleu", "chrf", "token_accuracy")
-    export_kind = "translator"
+class TranslationTask(Task):
+    """Sentence pairs in; a `Translator`, its BLEU and chrF, and a translator export out."""
 
-    def load_data(self, config) -> TranslationData:
-        return load_spa_eng(
-            config.data_dir, validation_fraction=config.validation_fraction, split_seed=0
-        )
-
-    def require_trainable(self, data: TranslationData) -> None:
-        for split in ("train", "validation"):
-            if len(data.splits[split]) == 0:
-                raise KerasformerError(f"the {split} split of {data.name} has no sentence pairs.")
+    example_noun = "sentence pairs"
 
     def describe(self, data: TranslationData) -> str:
         sizes = ", ".join(f"{count} {split}" for split, count in data.sizes().items())
@@ -50,7 +31,8 @@ class TranslationTask:
         return f"{data.name}: {sizes} sentence pairs, {languages}"
 
     def build(self, config, data: TranslationData):
-        build, defaults = BUILDERS[config.model]
+        model_entry = self.entry.model(config.model)
+        build, defaults = resolve(model_entry.builder), resolve(model_entry.defaults)
         options = {**defaults, **config.model_options}
         vocab_size = options.pop("vocab_size", VOCAB_SIZE)
         train = data.splits["train"]
@@ -61,7 +43,9 @@ class TranslationTask:
         except (TypeError, ValueError) as error:
             raise KerasformerError(f"cannot build model {config.model!r}: {error}") from error
         maxlen = options["maxlen"]
-        translator = Translator(model, source_vocabulary, target_vocabulary, maxlen)
+        translator = Translator(
+            model, source_vocabulary, target_vocabulary, maxlen, family=model_entry.name
+        )
 
         def batches(part: SentencePairs, batch_size: int, shuffle_seed: int | None):
             examples = sequence_pair_examples(
@@ -86,9 +70,6 @@ class TranslationTask:
 
     def write_export(self, translator: Translator, data: TranslationData, directory: Path) -> None:
         write_translator(translator, directory)
-
-    def keras_model(self, translator: Translator):
-        return translator.model
 
 
 def evaluate_translations(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kerasformer.errors import KerasformerError
-from kerasformer.export.staged_directory import (
+from kerasformer.files.staged_directory import (
     MARKER_FILE,
     recover_interrupted,
     require_replaceable,

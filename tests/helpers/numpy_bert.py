@@ -14,7 +14,7 @@ import numpy as np
 from safetensors.numpy import load_file
 from scipy.special import erf
 
-from tests.numpy_reference import layer_norm, softmax
+from tests.helpers.numpy_reference import layer_norm, softmax
 
 
 class NumpyBert:

@@ -1,24 +1,16 @@
 import json
-import os
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from kerasformer.backend import tf
+from kerasformer.convert.convert_bert import default_bert_checkpoint_dir
 from kerasformer.errors import KerasformerError
 from kerasformer.export import convert_bert
-from kerasformer.export.convert_bert import default_bert_checkpoint_dir
-from tests.conftest import (
-    COMMON_WORDS,
-    SPECIAL_TOKENS,
-    TOPIC_WORDS,
-    run_python,
-    write_tiny_bert_checkpoint,
-)
-from tests.numpy_bert import NumpyBert
+from tests.helpers.bert import tiny_bert_vocabulary, write_tiny_bert_checkpoint
+from tests.helpers.numpy_bert import NumpyBert
+from tests.helpers.processes import run_commands, run_kerasformer
 
 SENTENCES = [
     "I love transformers",
@@ -225,8 +217,8 @@ def test_unsupported_activation_and_existing_output_are_clear_errors(tmp_path):
 
 # Each case: (config.json overrides, {file: edit of its bytes}, extra CLI arguments,
 # fragments the one error line must hold). The tiny checkpoint has 2 layers, hidden size
-# 16, 2 heads and 64 positions; {vocab} is its vocabulary size, counted from conftest's
-# word lists. Every number expected below is one of those or one written here.
+# 16, 2 heads and 64 positions; {vocab} is its vocabulary size (tiny_bert_vocabulary).
+# Every number expected below is one of those or one written here.
 def drop_last_lines(count):
     return lambda data: b"".join(data.splitlines(keepends=True)[:-count])
 
@@ -333,26 +325,6 @@ BAD_CHECKPOINTS = {
     ),
 }  # fmt: skip
 
-# Runs every case's `kerasformer convert-bert` in one interpreter (TensorFlow starts once)
-# and prints {case: [exit status, stderr]}; an exception escaping main() is recorded as
-# exit status None with its traceback, as a user would see it.
-CLI_DRIVER = """
-import contextlib, io, json, sys, traceback
-import kerasformer.export.convert_bert  # TensorFlow's import-time noise stays out of cases
-from kerasformer.cli.main import main
-results = {}
-for name, argv in json.loads(open(sys.argv[1]).read()).items():
-    stderr = io.StringIO()
-    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            code = main(argv)
-        except BaseException:
-            traceback.print_exc()
-            code = None
-    results[name] = [code, stderr.getvalue()]
-print(json.dumps(results))
-"""
-
 
 def break_checkpoint(directory, overrides, edits):
     write_tiny_bert_checkpoint(directory, config_overrides=overrides)
@@ -364,27 +336,21 @@ def break_checkpoint(directory, overrides, edits):
 @pytest.fixture(scope="module")
 def cli_errors(tmp_path_factory):
     root = tmp_path_factory.mktemp("bad_bert")
-    argvs = {
-        name: ["convert-bert", str(break_checkpoint(root / name, overrides, edits)),
-               "--out", str(root / name / "hub"), "--seq-length", "16", *extra]
+    argvs = [
+        ["convert-bert", break_checkpoint(root / name, overrides, edits),
+         "--out", root / name / "hub", "--seq-length", "16", *extra]
         for name, (overrides, edits, extra, _) in BAD_CHECKPOINTS.items()
-    }  # fmt: skip
-    (root / "cases.json").write_text(json.dumps(argvs))
-    finished = run_python(CLI_DRIVER, str(root / "cases.json"), timeout=900)
-    assert finished.returncode == 0, finished.stderr
-    return json.loads(finished.stdout.splitlines()[-1])
-
-
-def tiny_vocab_size():
-    return len(SPECIAL_TOKENS) + len(
-        {word for text in TOPIC_WORDS.values() for word in text.split()} | set(COMMON_WORDS)
-    )
+    ]  # fmt: skip
+    # One interpreter for every case (TensorFlow starts once); the converter is imported
+    # first, so TensorFlow's import-time noise stays out of the cases' stderr.
+    results = run_commands(*argvs, imports=("kerasformer.convert.convert_bert",), timeout=900)
+    return dict(zip(BAD_CHECKPOINTS, results, strict=True))
 
 
 @pytest.mark.parametrize("case", BAD_CHECKPOINTS)
 def test_cli_refuses_a_bad_checkpoint_in_one_line(cli_errors, case):
-    vocab = tiny_vocab_size()
-    code, stderr = cli_errors[case]
+    vocab = len(tiny_bert_vocabulary())
+    code, stderr = cli_errors[case]["code"], cli_errors[case]["stderr"]
     assert code == 2, stderr
     assert stderr.startswith("kerasformer: error: ") and stderr.count("\n") == 1, stderr
     for fragment in BAD_CHECKPOINTS[case][3]:
@@ -395,12 +361,9 @@ def test_command_line_refuses_a_config_that_drops_layers(tmp_path):
     checkpoint = write_tiny_bert_checkpoint(
         tmp_path / "ckpt", config_overrides={"num_hidden_layers": 1}
     )
-    finished = subprocess.run(
-        [sys.executable, "-m", "kerasformer.cli.main", "convert-bert", str(checkpoint),
-         "--out", str(tmp_path / "hub"), "--seq-length", "16"],
-        capture_output=True, text=True, timeout=300,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
-    )  # fmt: skip
+    finished = run_kerasformer(
+        "convert-bert", str(checkpoint), "--out", str(tmp_path / "hub"), "--seq-length", "16"
+    )
     assert finished.returncode == 2
     assert finished.stderr == (
         f"kerasformer: error: {checkpoint / 'config.json'}: num_hidden_layers is 1 but "

@@ -27,9 +27,12 @@ from tqdm.auto import tqdm
 
 from kerasformer.backend import global_dtype_policy, keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.export.staged_directory import require_replaceable, staged_directory
+from kerasformer.files.staged_directory import require_replaceable, staged_directory
+from kerasformer.validation import is_real_number, is_whole_number
 
 REQUIRED_FILES = ("config.json", "model.safetensors", "vocab.txt")
+DEFAULT_SEQ_LENGTH = 128  # tokens per text after preprocessing
+COMPUTE_DTYPES = ("float32", "bfloat16")  # the default first
 # HuggingFace activation names -> the Keras function with the same math. HF's "gelu" is
 # the exact (erf) form; the Model Garden's own "gelu" string means the tanh approximation.
 ACTIVATIONS = {
@@ -69,9 +72,9 @@ class HubBert:
 def convert_bert(
     source: str | Path | None,
     out: str | Path,
-    seq_length: int = 128,
+    seq_length: int = DEFAULT_SEQ_LENGTH,
     overwrite: bool = False,
-    compute_dtype: str = "float32",
+    compute_dtype: str = COMPUTE_DTYPES[0],
 ) -> HubBert:
     """Write ``out/preprocess`` and ``out/encoder`` from a HuggingFace BERT checkpoint.
 
@@ -96,7 +99,7 @@ def convert_bert(
     """
     source = default_bert_checkpoint_dir() if source is None else Path(source)
     out = Path(out)
-    if isinstance(seq_length, bool) or not isinstance(seq_length, int) or seq_length < 3:
+    if not is_whole_number(seq_length) or seq_length < 3:
         raise KerasformerError(f"seq_length must be a whole number >= 3, got {seq_length!r}.")
     if compute_dtype not in COMPUTE_POLICIES:
         raise KerasformerError(
@@ -294,15 +297,6 @@ def read_json_object(path: Path) -> dict:
             f"replace it with the checkpoint's own {path.name}."
         )
     return settings
-
-
-def is_whole_number(value: object) -> bool:
-    # JSON true/false load as bool, a subclass of int; 12.0 is a float. Neither is a size.
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_real_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def read_bert_config(path: Path) -> dict:

@@ -8,23 +8,24 @@ from pathlib import Path
 
 import numpy as np
 
-from kerasformer.backend import keras, tf
+from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
-from kerasformer.export.export_files import (
+from kerasformer.files.export_files import (
     REEXPORT,
     SAVED_MODEL_FILE,
     VARIABLES_INDEX,
     damaged,
-    require_hub_handles,
-    require_intact_keras_file,
     require_parsable_saved_model,
     require_saved_model_files,
     variables_data_files,
 )
-from kerasformer.export.export_kind import CLASSIFIER, require_export_kind
-from kerasformer.export.saved_model import CLASS_NAMES_FILE, INPUT_NAME, KERAS_FILE
+from kerasformer.files.export_kind import CLASSIFIER, require_export_kind
+from kerasformer.loading.keras_model import KERAS_FILE, load_keras_model  # noqa: F401
 
 KNOWN_TOKENS = "known_tokens"
+# What the writer (kerasformer.export.saved_model) and this reader agree on.
+INPUT_NAME = "inputs"
+CLASS_NAMES_FILE = "class_names.txt"
 
 
 @dataclass(frozen=True)
@@ -127,39 +128,6 @@ def utf8_text(text: str | bytes, index: int) -> bytes:
             f"text {index} is not valid UTF-8 ({error.reason} at position {error.start}); "
             "decode its bytes as UTF-8 (or drop them) before classifying it."
         ) from None
-
-
-def load_keras_model(export_dir: str | Path) -> keras.Model:
-    """The Keras model of an export (``model.keras``), with kerasformer's layers, uncompiled.
-
-    Use it to look inside a model (its layers, attention weights) or to train it further;
-    serving is faster and needs no kerasformer through ``ExportedClassifier``. A BERT
-    classifier's ``model.keras`` refers to its preprocess and encoder by their handles,
-    which must still exist.
-    """
-    import tensorflow_hub as hub
-    import tensorflow_text  # noqa: F401  (ops of BERT preprocess models)
-
-    # Register kerasformer's layers, HubLayer included, for loading by name.
-    import kerasformer.layers  # noqa: F401
-    import kerasformer.models.bert_classifier  # noqa: F401
-
-    path = Path(export_dir) / KERAS_FILE
-    if not path.is_file():
-        raise KerasformerError(
-            f"{export_dir} has no {KERAS_FILE}; pass a directory written by `kerasformer train`."
-        )
-    require_intact_keras_file(path)
-    require_hub_handles(path)
-    try:
-        # BERT classifiers exported before HubLayer existed hold plain hub.KerasLayer
-        # layers, which Keras cannot find by name. Not HubLayer: their weights are
-        # stored under the class's own name.
-        return keras.models.load_model(
-            path, compile=False, custom_objects={"KerasLayer": hub.KerasLayer}
-        )
-    except (OSError, ValueError, TypeError) as error:
-        raise KerasformerError(f"cannot load {path}: {' '.join(str(error).split())}") from None
 
 
 def load_serving_function(export_dir: Path):

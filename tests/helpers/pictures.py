@@ -1,7 +1,9 @@
-"""Reading back the PNGs the plots write: size, blankness, and the colour at a point."""
+"""Reading back what the plots write: PNGs (size, blankness, the colour at a point) and
+interactive pages."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -26,3 +28,8 @@ def pixel_at(pixels: np.ndarray, ax, x: float, y: float) -> np.ndarray:
     """The colour drawn at data point ``(x, y)`` of ``ax`` (after the figure was saved)."""
     column, row_from_bottom = ax.transData.transform((x, y))
     return pixels[pixels.shape[0] - 1 - int(round(row_from_bottom)), int(round(column))]
+
+
+def plotly_traces(page: str) -> int:
+    """How many heatmaps the page's figures hold (each has a ``z``; the theme's do not)."""
+    return len(re.findall(r'"z":\s*[\[{]', page))

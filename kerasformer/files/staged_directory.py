@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kerasformer.errors import KerasformerError
-from kerasformer.export.export_kind import KINDS, MARKER_FILE, export_kind, read_marker
+from kerasformer.files.export_kind import KINDS, MARKER_FILE, export_kind, read_marker
 
 MANIFEST_KEY = "files"
 RUN_SUFFIX = ".training"  # kerasformer.training.run_directory keeps a run's backups there

@@ -16,7 +16,7 @@ import zlib
 from pathlib import Path
 
 from kerasformer.errors import KerasformerError
-from kerasformer.export.export_kind import (
+from kerasformer.files.export_kind import (
     CLASSIFIER,
     LANGUAGE_MODEL,
     QUESTION_ANSWERER,

@@ -1,0 +1,1 @@
+"""Files and directories: reading text files safely, naming and staging output directories."""

@@ -1,0 +1,44 @@
+"""The Keras model of any export (``model.keras``), with kerasformer's layers, uncompiled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kerasformer.backend import keras
+from kerasformer.errors import KerasformerError
+from kerasformer.files.export_files import require_hub_handles, require_intact_keras_file
+
+KERAS_FILE = "model.keras"
+
+
+def load_keras_model(export_dir: str | Path) -> keras.Model:
+    """The Keras model of an export (``model.keras``), with kerasformer's layers, uncompiled.
+
+    Use it to look inside a model (its layers, attention weights) or to train it further;
+    serving is faster and needs no kerasformer through ``ExportedClassifier``. A BERT
+    classifier's ``model.keras`` refers to its preprocess and encoder by their handles,
+    which must still exist.
+    """
+    import tensorflow_hub as hub
+    import tensorflow_text  # noqa: F401  (ops of BERT preprocess models)
+
+    # Register kerasformer's layers, HubLayer included, for loading by name.
+    import kerasformer.layers  # noqa: F401
+    import kerasformer.models.bert_classifier  # noqa: F401
+
+    path = Path(export_dir) / KERAS_FILE
+    if not path.is_file():
+        raise KerasformerError(
+            f"{export_dir} has no {KERAS_FILE}; pass a directory written by `kerasformer train`."
+        )
+    require_intact_keras_file(path)
+    require_hub_handles(path)
+    try:
+        # BERT classifiers exported before HubLayer existed hold plain hub.KerasLayer
+        # layers, which Keras cannot find by name. Not HubLayer: their weights are
+        # stored under the class's own name.
+        return keras.models.load_model(
+            path, compile=False, custom_objects={"KerasLayer": hub.KerasLayer}
+        )
+    except (OSError, ValueError, TypeError) as error:
+        raise KerasformerError(f"cannot load {path}: {' '.join(str(error).split())}") from None

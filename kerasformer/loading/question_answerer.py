@@ -1,0 +1,32 @@
+"""Read a question-answerer export back: the `QuestionAnswerer` that was written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kerasformer.files.export_files import require_handle_present, require_intact_export
+from kerasformer.files.export_kind import QUESTION_ANSWERER
+from kerasformer.files.text_files import read_settings
+from kerasformer.loading.keras_model import load_keras_model
+from kerasformer.models.question_answerer import QuestionAnswerer, load_preprocess
+
+SETTINGS_FILE = "question_answerer.json"
+
+
+def load_question_answerer(directory: str | Path) -> QuestionAnswerer:
+    """The `QuestionAnswerer` that `write_question_answerer` exported to ``directory``.
+
+    Its ``model.keras`` and settings name the encoder and preprocess handles it was
+    trained with, which must still exist.
+    """
+    directory = require_intact_export(directory, QUESTION_ANSWERER)
+    settings = read_settings(directory, SETTINGS_FILE, "question answerer", "question-answering")
+    preprocess = settings.pop("preprocess")
+    require_handle_present(directory, "preprocess", preprocess)
+    model = load_keras_model(directory)
+    return QuestionAnswerer(
+        model,
+        load_preprocess(preprocess),
+        preprocess_handle=preprocess,
+        **settings,
+    )

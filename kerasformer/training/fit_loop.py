@@ -1,0 +1,189 @@
+"""The fit loop: a recipe's phases through ``model.fit``, with the checks every run needs.
+
+Each phase compiles the plan's model with its optimiser and fits it; an epoch whose loss
+or weights stop being finite ends the run before anything is backed up or exported,
+and Ctrl-C ends it keeping what was learned.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from kerasformer.backend import keras, tf
+from kerasformer.errors import KerasformerError
+from kerasformer.training.fit_plan import FitPlan
+from kerasformer.training.recipes import recipe_phases
+from kerasformer.training.run_directory import RunDirectory
+
+
+def run_recipe(
+    plan: FitPlan,
+    data,
+    config,
+    verbose: int,
+    run: RunDirectory | None = None,
+) -> tuple[dict[str, list], bool]:
+    """Fit the model phase by phase; Ctrl-C stops training but keeps what was learned.
+
+    With a run directory, every epoch is backed up, and a resumed run skips what its
+    backups hold. Returns the history of every epoch (with the phase it belongs to) and
+    whether training was interrupted. A non-finite loss raises `NonFiniteLoss`.
+    """
+    model = plan.fit_model
+    train_batches = plan.batches(data.splits["train"], config.batch_size, config.seed)
+    validation_batches = plan.batches(data.splits["validation"], config.batch_size)
+    phases = recipe_phases(
+        config.resolved_recipe(),
+        epochs=config.epochs,
+        steps_per_epoch=steps_per_epoch(train_batches, len(data.splits["train"]), config),
+        learning_rate=config.learning_rate,
+        fine_tune_learning_rate=config.fine_tune_learning_rate,
+        warmup_fraction=config.warmup_fraction,
+        frozen_epochs=config.frozen_epochs,
+    )
+    log = EpochLog(run)
+    done = 0
+    for index, phase in enumerate(phases):
+        if phase.encoder_trainable is not None:
+            plan.set_encoder_trainable(phase.encoder_trainable)
+        model.compile(
+            optimizer=phase.make_optimizer(),
+            loss=plan.loss,
+            metrics=plan.metrics,
+            jit_compile=plan.jit_compile,
+        )
+        if verbose:
+            print(f"Phase {phase.name!r}: {phase.epochs} epoch(s)")
+            plan.full_model.summary()
+        log.phase = phase.name
+        # The weight check before the backup (only finite weights are backed up), the
+        # backup before the log (an epoch's numbers are kept only once its weights are).
+        callbacks = [StopOnNonFiniteWeights(phase)]
+        callbacks += [] if run is None else [run.backup_callback(index)]
+        callbacks += [*plan.callbacks, StopOnNonFiniteLoss(phase), log]
+        if run is not None:
+            run.start()  # nothing refused the run: write its directory and lock it
+        try:
+            model.fit(
+                train_batches,
+                validation_data=validation_batches,
+                initial_epoch=done,
+                epochs=done + phase.epochs,
+                callbacks=callbacks,
+                verbose=verbose,
+            )
+        except KeyboardInterrupt:
+            return log.history(), True
+        except tf.errors.InvalidArgumentError as error:
+            if "determinism is enabled" not in error.message:
+                raise
+            raise KerasformerError(
+                "deterministic ops cannot train this model: its SavedModel encoder has "
+                "unseeded random ops (dropout); run without --deterministic."
+            ) from None
+        done += phase.epochs
+    return log.history(), False
+
+
+def steps_per_epoch(train_batches: tf.data.Dataset, examples: int, config) -> int:
+    """Batches in one epoch, as ``tf.data`` counts them where it can.
+
+    Examples and batches differ where one example gives several (a long SQuAD context
+    gives several windows); bucketed pipelines cannot be counted, and give one batch
+    per ``batch_size`` examples.
+    """
+    count = int(train_batches.cardinality())
+    if count > 0:
+        return count
+    return math.ceil(examples / config.batch_size)
+
+
+class NonFiniteLoss(KerasformerError):
+    """The training loss or a weight became NaN or infinite; nothing trained from then on
+    is usable."""
+
+
+class StopOnNonFiniteLoss(keras.callbacks.Callback):
+    """Stop at the first batch whose loss is not finite, before any backup or export."""
+
+    def __init__(self, phase):
+        super().__init__()
+        self.phase = phase
+        self.epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(loss)):
+            raise NonFiniteLoss(
+                f"the training loss became {float(loss)} in epoch {self.epoch + 1}, batch "
+                f"{batch + 1} ({self.phase.name} phase), so nothing was exported; lower the "
+                "learning rate (--learning-rate, or --fine-tune-learning-rate for the encoder) "
+                "and train again."
+            )
+
+
+class StopOnNonFiniteWeights(keras.callbacks.Callback):
+    """Stop at the end of the first epoch that leaves a weight NaN or infinite.
+
+    The loss alone can miss it: oneDNN's fused Dense + ReLU turns NaN activations into
+    zeros, so a model whose lower layers are all NaN still gives finite (constant)
+    probabilities and a finite loss.
+    """
+
+    def __init__(self, phase):
+        super().__init__()
+        self.phase = phase
+
+    def on_epoch_end(self, epoch, logs=None):
+        for weight in self.model.trainable_weights:
+            if not bool(tf.reduce_all(tf.math.is_finite(weight))):
+                raise NonFiniteLoss(
+                    f"the weight {weight.name} became NaN or infinite in epoch {epoch + 1} "
+                    f"({self.phase.name} phase) although the loss stayed finite, so nothing "
+                    "was exported and that epoch was not backed up; lower the learning rate "
+                    "(--learning-rate) and train again."
+                )
+
+
+class EpochLog(keras.callbacks.Callback):
+    """Each epoch's metrics, phase and wall time (training and validation), in order.
+
+    With a run directory the records are kept there too, so a resumed run reports
+    every epoch, not only those after the interruption.
+    """
+
+    def __init__(self, run: RunDirectory | None):
+        super().__init__()
+        self.run = run
+        self.records: list[dict] = list(run.epochs) if run is not None else []
+        self.phase = ""
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._started = time.perf_counter()
+        self.records = [kept for kept in self.records if kept["epoch"] < epoch]
+        if self.run is not None:
+            self.run.forget_from(epoch)
+
+    def on_epoch_end(self, epoch, logs=None):
+        record = {
+            "epoch": epoch,
+            "phase": self.phase,
+            **{key: float(value) for key, value in (logs or {}).items()},
+            "seconds": time.perf_counter() - self._started,
+        }
+        self.records.append(record)
+        if self.run is not None:
+            self.run.record_epoch(record)
+
+    def history(self) -> dict[str, list]:
+        """Keras's ``History.history`` layout: one list per metric, plus phase and seconds."""
+        columns: dict[str, list] = {"phase": [], "seconds": []}
+        for record in self.records:
+            for key, value in record.items():
+                if key != "epoch":
+                    columns.setdefault(key, []).append(value)
+        return columns

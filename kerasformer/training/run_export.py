@@ -1,0 +1,79 @@
+"""What a finished run writes: the task's export, history, picture and metrics, all or nothing.
+
+The export is staged and swapped in whole; if writing fails, the trained model is saved
+somewhere writable and the error says where, so no training is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from kerasformer.backend import keras
+from kerasformer.errors import KerasformerError
+from kerasformer.files.staged_directory import staged_directory
+from kerasformer.plots import plot_training_history, save_figure
+
+HISTORY_FILE = "history.json"
+METRICS_FILE = "metrics.json"
+HISTORY_PLOT_FILE = "history.png"
+
+
+def export_trained(task, model, data, config, history, metrics, interrupted, export_dir) -> None:
+    """Write the export whole (model, history, picture, metrics) or keep the model elsewhere."""
+    try:
+        with staged_directory(export_dir, task.export_kind, config.overwrite) as staging:
+            task.write_export(model, data, staging)
+            write_json(staging / HISTORY_FILE, history)
+            if history.get("loss"):  # nothing to draw when stopped inside the first epoch
+                title = f"{data.name}: {config.model} ({config.resolved_recipe()})"
+                save_figure(plot_training_history(history, title), staging / HISTORY_PLOT_FILE)
+            write_json(
+                staging / METRICS_FILE,
+                {
+                    "config": task.record(config),
+                    "interrupted": interrupted,
+                    "sizes": data.sizes(),
+                    **metrics,
+                },
+            )
+    except Exception as error:
+        kept = keep_model_somewhere(task.keras_model(model))
+        raise KerasformerError(
+            f"could not export to {export_dir} ({describe_error(error)}); {kept}"
+        ) from error
+
+
+def keep_model_somewhere(model: keras.Model) -> str:
+    """Save the trained model where it can be written, and say where, for the error."""
+    try:
+        rescue = Path(tempfile.mkdtemp(prefix="kerasformer-trained-"))
+        model.save(rescue / "model.keras")
+    except Exception as error:
+        return f"the trained model could not be kept either ({describe_error(error)})."
+    return (
+        f"the trained model is kept in {rescue / 'model.keras'} "
+        "(load it with kerasformer.export.load_keras_model)."
+    )
+
+
+def describe_error(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.strerror}: {error.filename}" if error.filename else error.strerror
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text[:200]}" if text else type(error).__name__
+
+
+def write_json(path: Path, payload) -> None:
+    path.write_text(json.dumps(payload, indent=2, default=_json_default) + "\n", encoding="utf-8")
+
+
+def _json_default(value):
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

@@ -1,0 +1,170 @@
+"""The task a trainer asks: what a kind of training job reads, builds, measures and exports.
+
+As in the Model Garden's ``base_task.Task``: the trainer knows no task by name. It asks
+the task for its settings, data, model and ``model.fit`` plan, final metrics and export;
+recipes, backups and resume, history and distribution stay the trainer's, for every task.
+A task is made from its `kerasformer.registry.TaskEntry`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from kerasformer.errors import KerasformerError
+from kerasformer.files.export_kind import BERT_PART, require_export_kind
+from kerasformer.network import is_url
+from kerasformer.registry import TASKS, TaskEntry, resolve
+
+
+@dataclasses.dataclass(frozen=True)
+class NoSettings:
+    """A task with no settings of its own."""
+
+
+class Task:
+    """One kind of training job, built from its registry entry.
+
+    Subclasses set ``settings_class`` (a dataclass of the task's own settings, which
+    `TrainingConfig.task_options` fills) and implement the methods that raise here.
+    """
+
+    settings_class: type = NoSettings
+    # What one example of the task's data is called, in errors.
+    example_noun = "examples"
+
+    def __init__(self, entry: TaskEntry):
+        self.entry = entry
+        self.name = entry.name
+        self.models = entry.model_names
+        self.datasets = entry.dataset_names
+        self.export_kind = entry.export_kind
+        self.headline_metrics = entry.headline_metrics
+
+    # -- settings ----------------------------------------------------------------------
+
+    def validate(self, config) -> None:
+        """Refuse settings this task, its model or its dataset cannot take, in one line."""
+        model = self.entry.model(config.model)
+        self.entry.dataset(config.dataset)
+        recipe = config.recipe or model.default_recipe
+        if recipe not in model.recipes:
+            raise KerasformerError(
+                f"recipe {recipe!r} does not apply to --model {model.name}; choose one of: "
+                f"{', '.join(model.recipes)}."
+            )
+        require_bert_handles_fit(config.model_options)
+        self.require_input_pipeline_fits(config)
+        self.settings(config)
+
+    def require_input_pipeline_fits(self, config) -> None:
+        model = self.entry.model(config.model)
+        if not model.input_pipelines:
+            if config.input_pipeline is not None:
+                raise KerasformerError(
+                    "--input-pipeline chooses how classifiers read text; "
+                    f"{self.name} models always read token ids in length buckets."
+                )
+            return
+        pipeline = config.input_pipeline or model.default_input_pipeline
+        if pipeline not in model.input_pipelines:
+            raise KerasformerError(
+                f"input pipeline {pipeline!r} does not fit model {model.name!r}; choose one "
+                f"of: {', '.join(model.input_pipelines)}."
+            )
+        if config.xla and pipeline == "dynamic":
+            raise KerasformerError(
+                "--xla would compile again for every batch length of the 'dynamic' input "
+                "pipeline; use 'bucketed' or 'padded' with --xla."
+            )
+
+    def settings(self, config, checked: bool = True):
+        """The task's own settings from ``config.task_options``, checked unless not asked."""
+        names = {field.name for field in dataclasses.fields(self.settings_class)}
+        own = {}
+        for name, value in config.task_options.items():
+            if name in names:
+                own[name] = value
+                continue
+            owner, default = task_owning_setting(name)
+            if owner is None:
+                raise KerasformerError(f"unknown setting {name!r} for task {self.name!r}.")
+            if value != default:  # another task's setting left as it is is no mistake
+                raise KerasformerError(
+                    f"{name} is for {owner.name} only; run `kerasformer {owner.command}`."
+                )
+        settings = self.settings_class(**own)
+        check = getattr(settings, "validate", None)
+        if checked and check is not None:
+            check()
+        return settings
+
+    def record(self, config) -> dict:
+        """The settings as saved with the metrics: the run's, then the task's own."""
+        run = {key: value for key, value in dataclasses.asdict(config).items()}
+        run.pop("task_options")
+        return {**run, **dataclasses.asdict(self.settings(config, checked=False))}
+
+    def export_name(self, config) -> str:
+        """The default export directory's name: dataset, model, recipe if not the default."""
+        model = self.entry.model(config.model)
+        name = f"{config.dataset}-{config.model}"
+        if config.recipe is not None and config.recipe != model.default_recipe:
+            name += f"-{config.recipe}"
+        return name + self.entry.export_suffix
+
+    def require_fits_in_memory(self, config) -> None:
+        """Refuse, before anything is built, sizes that cannot fit in memory."""
+
+    # -- the job -----------------------------------------------------------------------
+
+    def load_data(self, config):
+        """The dataset ``config`` names, split as it says, by its registry loader."""
+        load = resolve(self.entry.dataset(config.dataset).loader)
+        return load(config.data_dir, validation_fraction=config.validation_fraction, split_seed=0)
+
+    def require_trainable(self, data) -> None:
+        for split in ("train", "validation"):
+            if len(data.splits[split]) == 0:
+                raise KerasformerError(
+                    f"the {split} split of {data.name} has no {self.example_noun}."
+                )
+
+    def describe(self, data) -> str:
+        sizes = ", ".join(f"{count} {split}" for split, count in data.sizes().items())
+        return f"{data.name}: {sizes}"
+
+    def build(self, config, data):
+        """The task's model object and the `FitPlan` that trains it."""
+        raise NotImplementedError
+
+    def evaluate(self, model, data, config) -> dict[str, dict]:
+        raise NotImplementedError
+
+    def write_export(self, model, data, directory: Path) -> None:
+        raise NotImplementedError
+
+    def keras_model(self, model):
+        """The Keras model inside the task's model object (what a rescue saves)."""
+        return model.model
+
+    def result_model(self, model):
+        """What `TrainingResult.model` holds: the task's model object, by default."""
+        return model
+
+
+def require_bert_handles_fit(model_options: dict) -> None:
+    """--preprocess and --encoder name parts of a BERT conversion, not other outputs."""
+    for name in ("preprocess", "encoder"):
+        handle = model_options.get(name)
+        if handle is not None and not is_url(str(handle)):
+            require_export_kind(handle, BERT_PART)
+
+
+def task_owning_setting(name: str) -> tuple[TaskEntry | None, object]:
+    """The task whose settings have ``name``, and that setting's default."""
+    for entry in TASKS.values():
+        for field in dataclasses.fields(resolve(entry.task).settings_class):
+            if field.name == name:
+                return entry, field.default
+    return None, None

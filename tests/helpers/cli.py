@@ -1,0 +1,41 @@
+"""``kerasformer`` commands run in this interpreter through `kerasformer.cli.main.main`,
+with what they write captured: ``(exit status, stdout, stderr)``."""
+
+from __future__ import annotations
+
+import io
+import traceback
+from contextlib import redirect_stderr, redirect_stdout
+
+import pytest
+
+from kerasformer.cli.main import main
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_cli_expecting_exit(capsys, *argv):
+    """For command lines that argparse ends (bad arguments, --help): the status it exits with."""
+    with pytest.raises(SystemExit) as caught:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    return caught.value.code, out, err
+
+
+def run_cli_in_fixture(*argv):
+    """``(exit status, stdout, stderr)``; an escaping exception is status None, its traceback
+    on stderr (module fixtures cannot use capsys)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exit:
+            code = exit.code
+        except Exception:
+            traceback.print_exc()
+            code = None
+    return code, out.getvalue(), err.getvalue()

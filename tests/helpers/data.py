@@ -1,0 +1,87 @@
+"""Small synthetic data the tests write: AG News rows and CSV files, SQuAD documents, and
+sentence pairs."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+
+TOPIC_WORDS = {
+    1: "minister election government treaty parliament embassy war summit",
+    2: "match team goal season coach league striker tournament",
+    3: "shares profit market bank stocks investors earnings merger",
+    4: "software computer internet chip space research satellite browser",
+}
+COMMON_WORDS = "the a of in on said today new after over".split()
+# The sizes of the question answerer's windows over the tiny BERT's 32 positions.
+QA_WINDOWS = {"seq_length": 32, "doc_stride": 8, "max_question_tokens": 4}
+
+
+def synthetic_rows(count: int, seed: int) -> list[tuple[str, str, str]]:
+    """AG News-style rows whose class is told by its topic words."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(count):
+        label = i % 4 + 1
+        words = list(rng.choice(TOPIC_WORDS[label].split(), 4)) + list(rng.choice(COMMON_WORDS, 4))
+        rng.shuffle(words)
+        rows.append((str(label), " ".join(words[:3]).title(), " ".join(words[3:])))
+    return rows
+
+
+def write_ag_csv(path: Path, rows, header: bool = False) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, quoting=csv.QUOTE_ALL)
+        if header:
+            writer.writerow(["Class Index", "Title", "Description"])
+        writer.writerows(rows)
+    return path
+
+
+def synthetic_squad_document(articles: int, questions_per_article: int, seed: int) -> dict:
+    """SQuAD v1.1-style JSON whose answer is a sports word and the business word after it.
+
+    Contexts are 30 to 40 words of filler (common words and words of other topics), so
+    the tiny BERT's 32-token windows must be cut several to a context; a model that
+    learns the task has to read every window and pick the right one.
+    """
+    rng = np.random.default_rng(seed)
+    filler = COMMON_WORDS + " ".join(TOPIC_WORDS[t] for t in (1, 4)).split()
+    sports, business = TOPIC_WORDS[2].split(), TOPIC_WORDS[3].split()
+    data = []
+    for article in range(articles):
+        paragraphs = []
+        for question in range(questions_per_article):
+            words = list(rng.choice(filler, int(rng.integers(30, 41))))
+            answer = f"{rng.choice(sports)} {rng.choice(business)}"
+            at = int(rng.integers(0, len(words)))
+            context = " ".join(words[:at] + [answer] + words[at:])
+            start = len(" ".join(words[:at])) + (1 if at else 0)
+            assert context[start : start + len(answer)] == answer
+            qas = [{
+                "id": f"{article}-{question}",
+                "question": "which team",
+                "answers": [{"text": answer, "answer_start": start}],
+            }]  # fmt: skip
+            paragraphs.append({"context": context, "qas": qas})
+        data.append({"title": f"Article {article}", "paragraphs": paragraphs})
+    return {"version": "1.1", "data": data}
+
+
+def write_synthetic_squad(directory: Path, articles: int = 20, per_article: int = 30,
+                          seed: int = 0) -> Path:  # fmt: skip
+    directory.mkdir(parents=True, exist_ok=True)
+    document = synthetic_squad_document(articles, per_article, seed)
+    (directory / "dev-v1.1.json").write_text(json.dumps(document), encoding="utf-8")
+    return directory
+
+
+def reversal_pairs(sources: list[str]):
+    """`SentencePairs` whose target is the source's words in reverse order."""
+    from kerasformer.datasets.sentence_pairs import SentencePairs
+
+    targets = [" ".join(reversed(text.split())) for text in sources]
+    return SentencePairs(np.array(sources, dtype=object), np.array(targets, dtype=object))

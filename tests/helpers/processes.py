@@ -1,0 +1,130 @@
+"""Code and ``kerasformer`` commands run in a fresh interpreter, as a user's would run.
+
+There, nothing has imported TensorFlow, tensorflow_text or kerasformer's layers before the
+code does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+# The start of code for `run_python` that must do without kerasformer: from there on,
+# importing it fails, as it does where only TensorFlow serves an export.
+WITHOUT_KERASFORMER = """
+import sys
+from pathlib import Path
+
+class NoKerasformer:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "kerasformer":
+            raise ImportError("kerasformer must not be needed to serve an exported model")
+
+sys.meta_path.insert(0, NoKerasformer())
+"""
+
+# Runs several command lines in one interpreter, to pay TensorFlow's start-up once, and
+# prints each one's exit status, stdout and stderr as JSON; an exception escaping main()
+# (SystemExit too) is the status "crash", its traceback on stderr.
+RUN_COMMANDS = """
+import contextlib, io, json, sys, traceback
+{imports}
+from kerasformer.cli.main import main
+
+results = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except BaseException:  # a crash is what these tests look for: record it
+            traceback.print_exc()
+            code = "crash"
+    results.append({{"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}})
+print(json.dumps(results))
+"""
+
+
+def environment(tf_log_level: str | None = "2") -> dict[str, str]:
+    """This process's environment, with TensorFlow's C++ log level set (None: as it is)."""
+    if tf_log_level is None:
+        return dict(os.environ)
+    return {**os.environ, "TF_CPP_MIN_LOG_LEVEL": tf_log_level}
+
+
+def run_python(code: str, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """Run code in a fresh interpreter, as a user's separate process would."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment(),
+    )
+
+
+def run_python_json(code: str, *args: str, timeout: int = 300):
+    """What ``code`` prints last, read as JSON; the fresh interpreter must exit with 0."""
+    result = run_python(code, *args, timeout=timeout)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def run_commands(*commands: list, imports: tuple[str, ...] = (), timeout: int = 300) -> list[dict]:
+    """Exit code, stdout and stderr of each ``kerasformer`` command, in one fresh process.
+
+    ``imports`` are modules imported before any command runs (their import-time output
+    then stays out of the first command's).
+    """
+    code = RUN_COMMANDS.format(imports="\n".join(f"import {module}" for module in imports))
+    argvs = json.dumps([[str(a) for a in command] for command in commands])
+    return run_python_json(code, argvs, timeout=timeout)
+
+
+def run_kerasformer(
+    *args, stdin: bytes | None = None, text: bool = True, tf_log_level: str | None = "2",
+    timeout: int = 300,
+) -> subprocess.CompletedProcess:  # fmt: skip
+    """``python -m kerasformer.cli.main ARGS`` in a fresh interpreter, as from a shell.
+
+    ``stdin`` is fed to it (None: this process's standard input is inherited); with
+    ``text=False`` arguments, input and output are raw bytes. ``tf_log_level`` is the
+    TF_CPP_MIN_LOG_LEVEL it runs with (None: the one of this environment, if any).
+    """
+    return subprocess.run(
+        [sys.executable, "-m", "kerasformer.cli.main", *args],
+        input=stdin,
+        capture_output=True,
+        text=text,
+        timeout=timeout,
+        env=environment(tf_log_level),
+    )
+
+
+def run_saved_model_cli(export_dir, input_exprs: str) -> subprocess.CompletedProcess:
+    """``saved_model_cli run`` (the console script TensorFlow installs) on the export's
+    ``serving_default`` signature, given ``--input_exprs``."""
+    cli = shutil.which("saved_model_cli")
+    assert cli, "saved_model_cli comes with tensorflow"
+    return subprocess.run(
+        [cli, "run", "--dir", str(export_dir), "--tag_set", "serve",
+         "--signature_def", "serving_default", "--input_exprs", input_exprs],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def run_console_script(
+    *args, cwd: Path | None = None, stdin: str | None = None, timeout: int = 900
+) -> subprocess.CompletedProcess:
+    """The installed ``kerasformer`` console script, as a user types it: TensorFlow's
+    logging left as it is. ``cwd`` None: this process's working directory."""
+    command = shutil.which("kerasformer")
+    assert command, "the kerasformer console script is not installed (pip install -e .)"
+    return subprocess.run(
+        [command, *map(str, args)], cwd=cwd, input=stdin, capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip

@@ -1,0 +1,49 @@
+"""TrainingConfig: the run's settings, the task's own in task_options, saved flat."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from kerasformer.errors import KerasformerError
+from kerasformer.training import TrainingConfig
+from kerasformer.training.config import default_setting
+
+
+def test_distillation_keywords_go_to_the_task_options():
+    config = TrainingConfig(task="distillation", teacher="exp/bert", temperature=3.0)
+    assert config.task_options == {"teacher": "exp/bert", "temperature": 3.0}
+    assert config.teacher == "exp/bert" and config.unlabelled_texts is None
+    assert "teacher" not in {field.name for field in dataclasses.fields(config)}
+    again = TrainingConfig(**{**dataclasses.asdict(config), "epochs": 2})
+    assert again.task_options == config.task_options and again.epochs == 2
+
+
+def test_the_record_is_the_run_then_the_tasks_settings_with_their_defaults():
+    record = TrainingConfig(task="distillation", teacher="t").record()
+    assert record["teacher"] == "t" and record["temperature"] == 2.0
+    assert record["augmented_copies"] == 0 and "task_options" not in record
+    plain = TrainingConfig().record()
+    assert "teacher" not in plain and plain["epochs"] == default_setting("epochs") == 10
+
+
+def test_another_tasks_setting_at_its_default_is_no_mistake():
+    TrainingConfig(augmented_copies=0, teacher=None).validate()
+    with pytest.raises(KerasformerError, match="augmented_copies is for distillation only"):
+        TrainingConfig(augmented_copies=1).validate()
+    with pytest.raises(KerasformerError, match="unknown setting 'colour'"):
+        TrainingConfig(task_options={"colour": "red"}).validate()
+
+
+@pytest.mark.parametrize(
+    "settings, name",
+    [
+        ({"model": "bert", "recipe": "frozen"}, "bbc_news-bert-frozen"),
+        ({"model": "bert", "recipe": "unfrozen"}, "bbc_news-bert"),
+        ({"task": "distillation", "dataset": "ag_news"}, "ag_news-transformer-distilled"),
+        ({"task": "translation", "model": "rnn", "dataset": "spa_eng"}, "spa_eng-rnn"),
+    ],
+)
+def test_default_export_directories(settings, name):
+    assert TrainingConfig(**settings).resolved_export_dir().name == name
