@@ -218,12 +218,3 @@ def resolve(reference: str):
     """The object a ``"module:attribute"`` reference names, imported on first use."""
     module, _, attribute = reference.partition(":")
     return getattr(importlib.import_module(module), attribute)
-
-
-def dataset_entry(name: str) -> DatasetEntry:
-    """A dataset by name, whichever task reads it."""
-    for task in TASKS.values():
-        for entry in task.datasets:
-            if entry.name == name:
-                return entry
-    raise KerasformerError(f"unknown dataset {name!r}; choose one of: {', '.join(DATASET_NAMES)}.")

@@ -85,7 +85,6 @@ def test_names_are_unique_and_defaults_come_first():
             lambda: registry.task_entry("classification").dataset("squad"),
             "dataset 'squad' is not a classification dataset; choose one of: bbc_news, ag_news.",
         ),
-        (lambda: registry.dataset_entry("imdb"), "unknown dataset 'imdb'"),
     ],
 )
 def test_unknown_names_are_refused_in_one_line(lookup, message):

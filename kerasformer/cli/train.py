@@ -16,6 +16,7 @@ from kerasformer.cli._arguments import (
     positive_int,
     rate,
 )
+from kerasformer.training.config import default_setting
 
 # Model options: (flag, type, what it sets). Unset ones keep the model's defaults,
 # which --help reads from each model's builder.
@@ -52,12 +53,6 @@ TASK_SETTINGS = (
 )  # fmt: skip
 
 
-def default_setting(name: str):
-    from kerasformer.training.config import default_setting
-
-    return default_setting(name)
-
-
 def defaulted(text: str, setting: str) -> str:
     """Help text ending in the setting's default, as TrainingConfig has it."""
     default = f"(default {default_setting(setting)})"
@@ -79,7 +74,7 @@ def with_model_defaults(text: str, flag: str) -> str:
     if not found:
         return text
     defaults = ", ".join(f"{value} for {where}" for where, value in found.items())
-    return f"{text} (default {defaults})" if "(default" not in text else text
+    return f"{text} (default {defaults})"
 
 
 def tasks_in_words() -> str:

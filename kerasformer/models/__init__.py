@@ -33,13 +33,14 @@ def build_text_classifier(
     Vocabularies come from ``train_texts``. The result knows its family: how to run it
     on strings, train it on token ids, count its known words and show its attention.
     """
-    entry = CLASSIFICATION.model(name) if name in CLASSIFICATION.model_names else None
-    if entry is None:
+    if name not in CLASSIFICATION.model_names:
         raise KerasformerError(
             f"unknown model {name!r}; choose one of: {', '.join(sorted(MODELS))}."
         )
     try:
-        return resolve(entry.builder).build(num_classes, train_texts, **options)
+        return resolve(CLASSIFICATION.model(name).builder).build(
+            num_classes, train_texts, **options
+        )
     except (TypeError, ValueError) as error:
         raise KerasformerError(f"cannot build model {name!r}: {error}") from error
 

@@ -71,12 +71,6 @@ class TrainingConfig:
             **self.task_options,
         }
 
-    def __getattr__(self, name: str):
-        # Reading a task setting the old way (config.teacher) still works for one release.
-        if name in DISTILLATION_KEYWORDS:
-            return self.__dict__.get("task_options", {}).get(name)
-        raise AttributeError(name)
-
     def resolved_recipe(self) -> str:
         return self.recipe or task_entry(self.task).model(self.model).default_recipe
 
@@ -132,9 +126,14 @@ class TrainingConfig:
             )
 
 
-# The dataclass leaves each keyword's default on the class, which would hide __getattr__.
+def _task_option(name: str) -> property:
+    return property(lambda config: config.task_options.get(name))
+
+
+# Reading them the old way (config.teacher) still works for one release; the properties
+# replace the defaults the dataclass left on the class for the keywords.
 for _name in DISTILLATION_KEYWORDS:
-    delattr(TrainingConfig, _name)
+    setattr(TrainingConfig, _name, _task_option(_name))
 
 
 def default_setting(name: str):
