@@ -32,19 +32,6 @@ class Phase:
     make_optimizer: Callable[[], keras.optimizers.Optimizer]
 
 
-def default_recipe(model: str) -> str:
-    return RECIPES_BY_MODEL[model][0]
-
-
-def require_recipe_fits_model(recipe: str, model: str) -> None:
-    allowed = RECIPES_BY_MODEL.get(model, ())
-    if recipe not in allowed:
-        raise KerasformerError(
-            f"recipe {recipe!r} does not apply to --model {model}; choose one of: "
-            f"{', '.join(allowed)}."
-        )
-
-
 def recipe_phases(
     recipe: str,
     *,

@@ -109,8 +109,8 @@ class Task:
         """The default export directory's name: dataset, model, recipe if not the default."""
         model = self.entry.model(config.model)
         name = f"{config.dataset}-{config.model}"
-        if config.recipe is not None and config.recipe != model.default_recipe:
-            name += f"-{config.recipe}"
+        if config.resolved_recipe() != model.default_recipe:
+            name += f"-{config.resolved_recipe()}"
         return name + self.entry.export_suffix
 
     def require_fits_in_memory(self, config) -> None:
