@@ -112,7 +112,7 @@ def train_baseline(spec: dict, splits: dict, num_classes: int) -> dict:
         return serve
 
     return dict(
-        epochs=spec["epochs"], seconds=seconds, epoch_seconds=recorder.history()["seconds"],
+        epochs=spec["epochs"], seconds=seconds, epoch_seconds=recorder.history["seconds"],
         export=export,
     )  # fmt: skip
 

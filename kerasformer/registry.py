@@ -57,6 +57,8 @@ class DatasetEntry:
 
     name: str
     loader: str  # "module:function"
+    # Its own train, validation and test files: --validation-fraction does not apply.
+    fixed_splits: bool = False
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,11 @@ TASKS: dict[str, TaskEntry] = {
         TaskEntry(
             "language-model",
             "kerasformer.training.tasks.language_modeling:LanguageModelingTask",
-            datasets=(DatasetEntry("wikitext2", "kerasformer.datasets.wikitext:load_wikitext2"),),
+            datasets=(
+                DatasetEntry(
+                    "wikitext2", "kerasformer.datasets.wikitext:load_wikitext2", fixed_splits=True
+                ),
+            ),
             models=(
                 ModelEntry(
                     "transformer",

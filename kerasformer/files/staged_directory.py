@@ -23,22 +23,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kerasformer.errors import KerasformerError
-from kerasformer.files.export_kind import KINDS, MARKER_FILE, export_kind, read_marker
+from kerasformer.files.export_kind import (  # noqa: F401  (MARKER_FILE, RUN_SUFFIX: old home)
+    MANIFEST_KEY,
+    MARKER_FILE,
+    RUN_SUFFIX,
+    read_marker,
+    require_outside_other_outputs,
+    require_whole_output,
+)
 
-MANIFEST_KEY = "files"
-RUN_SUFFIX = ".training"  # kerasformer.training.run_directory keeps a run's backups there
 STAGING = ".staging-"
 REPLACED = ".replaced-"
-# What exports and conversions held before the marker existed, so --overwrite still
-# replaces them: a directory holding only these names, with the ones that must be there.
-LEGACY_LAYOUTS = (
-    (
-        {"saved_model.pb", "model.keras"},
-        {"saved_model.pb", "fingerprint.pb", "variables", "assets", "model.keras",
-         "history.json", "history.png", "metrics.json", "keras_metadata.pb"},
-    ),
-    ({"preprocess", "encoder"}, {"preprocess", "encoder"}),
-)  # fmt: skip
 
 
 def require_replaceable(
@@ -54,48 +49,29 @@ def require_replaceable(
             only an output of the same kind.
     """
     destination = Path(destination)
+    require_writable_parent(destination, flag)
     require_free_to_write(
         destination, overwrite, flag, kind,
         refusal=f"{destination} already exists; pass --overwrite to replace it or {flag} to "
         "write somewhere else.",
     )  # fmt: skip
-    require_writable_parent(destination, flag)
 
 
 def require_free_to_write(
     destination: Path, overwrite: bool, flag: str, kind: str | None, refusal: str
 ) -> None:
     """Outside other outputs, and either absent or (with ``overwrite``) replaceable."""
-    require_outside_other_outputs(destination, flag)
     if destination.exists() or destination.is_symlink():
         if not overwrite:
             raise KerasformerError(refusal)
-        require_own_directory(destination, flag, kind)
+        require_plain_directory(destination, flag)
+        require_whole_output(destination, flag, kind)
+    else:
+        require_outside_other_outputs(destination, flag)
 
 
-def require_outside_other_outputs(destination: Path, flag: str) -> None:
-    """Nothing is written inside an export, a conversion or a run directory.
-
-    Replacing the outer one would delete the inner one, and its kind's commands would
-    meet files they do not know.
-    """
-    for parent in Path(os.path.abspath(destination)).parents:
-        if (parent / MARKER_FILE).is_file():
-            kind = export_kind(parent)
-            what = kind.noun if kind is not None else "an output"
-            raise KerasformerError(
-                f"{destination} is inside {parent}, which is {what} written by kerasformer; "
-                f"choose a {flag} outside it."
-            )
-        if parent.name.endswith(RUN_SUFFIX) and (parent / "config.json").is_file():
-            raise KerasformerError(
-                f"{destination} is inside {parent}, the backups of a training run; choose a "
-                f"{flag} outside it."
-            )
-
-
-def require_own_directory(destination: Path, flag: str, kind: str | None = None) -> None:
-    """``destination`` is wholly kerasformer's, of ``kind``: replacing it loses nothing else."""
+def require_plain_directory(destination: Path, flag: str) -> None:
+    """A directory itself, not a link, a file, or where the command runs."""
     if destination.is_symlink():
         raise KerasformerError(
             f"{destination} is a symbolic link (to {os.readlink(destination)}); --overwrite "
@@ -110,49 +86,6 @@ def require_own_directory(destination: Path, flag: str, kind: str | None = None)
             f"--overwrite would delete {destination}, which holds the working directory; "
             f"name the directory to replace itself with {flag} (e.g. saved_models/NAME)."
         )
-    if not written_by_kerasformer(destination):
-        raise KerasformerError(
-            f"--overwrite only replaces a directory that kerasformer wrote, and {destination} "
-            f"is not one (no {MARKER_FILE}); choose another {flag} or empty it yourself."
-        )
-    existing = export_kind(destination)
-    if kind is not None and existing is not None and existing.name != kind:
-        raise KerasformerError(
-            f"{destination} is {existing.noun}, and --overwrite replaces only "
-            f"{KINDS[kind].noun if kind in KINDS else kind}; choose another {flag}."
-        )
-    foreign = first_foreign_file(destination)
-    if foreign is not None:
-        raise KerasformerError(
-            f"{destination} holds {foreign}, which kerasformer did not write there, so "
-            f"--overwrite would delete it; move it out, or choose another {flag}."
-        )
-
-
-def written_by_kerasformer(directory: Path) -> bool:
-    if (directory / MARKER_FILE).is_file():
-        return True
-    names = {path.name for path in directory.iterdir()}
-    names = {name for name in names if not name.startswith("confusion_matrix-")}
-    return any(required <= names <= allowed for required, allowed in LEGACY_LAYOUTS)
-
-
-def first_foreign_file(directory: Path) -> Path | None:
-    """The first file (or link) under ``directory`` that its manifest does not list.
-
-    Directories written before the manifest existed have only their layout checked
-    (`written_by_kerasformer`).
-    """
-    marker = read_marker(directory)
-    if marker is None or not isinstance(marker.get(MANIFEST_KEY), list):
-        return None
-    written = set(marker[MANIFEST_KEY]) | {MARKER_FILE}
-    for path in sorted(directory.rglob("*")):
-        if (path.is_file() or path.is_symlink()) and (
-            path.relative_to(directory).as_posix() not in written
-        ):
-            return path
-    return None
 
 
 def manifest(directory: Path) -> list[str]:

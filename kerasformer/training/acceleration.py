@@ -9,10 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 from kerasformer.backend import global_dtype_policy, keras, tf
 from kerasformer.errors import KerasformerError
@@ -70,39 +67,6 @@ def require_tf_config() -> None:
 def is_chief(strategy: tf.distribute.Strategy) -> bool:
     """Whether this process keeps what training writes: the only process, or worker 0."""
     return strategy.extended.should_checkpoint
-
-
-@contextlib.contextmanager
-def worker_export_dir(export_dir: Path, strategy: tf.distribute.Strategy) -> Iterator[Path]:
-    """Where this process writes the export: ``export_dir`` on the chief, scratch elsewhere.
-
-    Every worker must save: saving reads the sync-on-read variables (such as a compiled
-    model's metrics), and under ``MultiWorkerMirroredStrategy`` each such read is an
-    all-reduce that waits for all workers. Only the chief's copy is kept; the others
-    write into a temporary directory that is deleted however the export ends.
-    """
-    if is_chief(strategy):
-        yield export_dir
-        return
-    scratch = Path(tempfile.mkdtemp(prefix="kerasformer-worker-export-"))
-    try:
-        yield scratch / export_dir.name
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def remove_empty_directories(root: Path) -> None:
-    """Remove ``root`` and the directories under it, wherever no file is left.
-
-    Keras's ``BackupAndRestore`` backs up a non-chief worker into a temporary folder
-    inside the run directory and deletes only that folder; on a filesystem of its own
-    the worker would keep empty folders that a later run refuses to train over.
-    """
-    if not root.is_dir():
-        return
-    for directory, _, _ in os.walk(root, topdown=False):
-        with contextlib.suppress(OSError):  # not empty: a file (the chief's) is kept
-            os.rmdir(directory)
 
 
 def mixed_precision_policy_name() -> str:

@@ -79,11 +79,9 @@ class TrainingConfig:
         return self.input_pipeline or model.default_input_pipeline or "strings"
 
     def resolved_export_dir(self) -> Path:
-        if self.export_dir is not None:
-            return Path(self.export_dir)
         from kerasformer.training.tasks import task_named
 
-        return Path("saved_models") / task_named(self.task).export_name(self)
+        return task_named(self.task).export_dir(self)
 
     def record(self) -> dict:
         """The settings as saved with a run and its metrics, the task's own included."""
@@ -92,15 +90,21 @@ class TrainingConfig:
         return task_named(self.task).record(self)
 
     def validate(self) -> None:
-        """Refuse settings that cannot train, each in one line naming the fix."""
+        """Refuse settings that cannot train, each in one line naming the fix.
+
+        The task checks them (`kerasformer.training.tasks.base.Task.validate`), the run's
+        own settings first (`require_run_settings`).
+        """
         from kerasformer.training.tasks import task_named
 
-        task = task_named(self.task)
+        task_named(self.task).validate(self)
+
+    def require_run_settings(self) -> None:
+        """A known model, and numbers a run can take; the task checks the rest."""
         if self.model not in all_model_names():
             raise KerasformerError(
                 f"unknown model {self.model!r}; choose one of: {', '.join(all_model_names())}."
             )
-        task.validate(self)
         self.require_numbers_fit()
 
     def require_numbers_fit(self) -> None:

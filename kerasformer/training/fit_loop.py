@@ -12,7 +12,7 @@ import time
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.training.fit_plan import FitPlan
+from kerasformer.training.fit_plan import FitPlan, steps_per_epoch  # noqa: F401  (its old home)
 from kerasformer.training.recipes import recipe_phases
 from kerasformer.training.run_directory import RunDirectory
 
@@ -28,44 +28,38 @@ def run_recipe(
 
     With a run directory, every epoch is backed up, and a resumed run skips what its
     backups hold. Returns the history of every epoch (with the phase it belongs to) and
-    whether training was interrupted. A non-finite loss raises `NonFiniteLoss`.
+    whether training was interrupted. A non-finite loss raises `NonFiniteLoss` and
+    deletes the run directory, whose last backup is the state that diverged.
     """
-    model = plan.fit_model
-    train_batches = plan.batches(data.splits["train"], config.batch_size, config.seed)
-    validation_batches = plan.batches(data.splits["validation"], config.batch_size)
+    log = EpochLog(run)
+    train_batches, validation_batches, steps = plan.epoch_batches(
+        data.splits, config.batch_size, config.seed
+    )
     phases = recipe_phases(
         config.resolved_recipe(),
         epochs=config.epochs,
-        steps_per_epoch=steps_per_epoch(train_batches, len(data.splits["train"]), config),
+        steps_per_epoch=steps,
         learning_rate=config.learning_rate,
         fine_tune_learning_rate=config.fine_tune_learning_rate,
         warmup_fraction=config.warmup_fraction,
         frozen_epochs=config.frozen_epochs,
     )
-    log = EpochLog(run)
     done = 0
     for index, phase in enumerate(phases):
-        if phase.encoder_trainable is not None:
-            plan.set_encoder_trainable(phase.encoder_trainable)
-        model.compile(
-            optimizer=phase.make_optimizer(),
-            loss=plan.loss,
-            metrics=plan.metrics,
-            jit_compile=plan.jit_compile,
-        )
-        if verbose:
-            print(f"Phase {phase.name!r}: {phase.epochs} epoch(s)")
-            plan.full_model.summary()
         log.phase = phase.name
         # The weight check before the backup (only finite weights are backed up), the
         # backup before the log (an epoch's numbers are kept only once its weights are).
         callbacks = [StopOnNonFiniteWeights(phase)]
         callbacks += [] if run is None else [run.backup_callback(index)]
         callbacks += [*plan.callbacks, StopOnNonFiniteLoss(phase), log]
+        plan.compile_for(phase)
+        if verbose:
+            print(f"Phase {phase.name!r}: {phase.epochs} epoch(s)")
+            plan.full_model.summary()
         if run is not None:
             run.start()  # nothing refused the run: write its directory and lock it
         try:
-            model.fit(
+            plan.fit_model.fit(
                 train_batches,
                 validation_data=validation_batches,
                 initial_epoch=done,
@@ -74,7 +68,11 @@ def run_recipe(
                 verbose=verbose,
             )
         except KeyboardInterrupt:
-            return log.history(), True
+            return log.history, True
+        except NonFiniteLoss:
+            if run is not None:
+                run.delete()
+            raise
         except tf.errors.InvalidArgumentError as error:
             if "determinism is enabled" not in error.message:
                 raise
@@ -83,20 +81,7 @@ def run_recipe(
                 "unseeded random ops (dropout); run without --deterministic."
             ) from None
         done += phase.epochs
-    return log.history(), False
-
-
-def steps_per_epoch(train_batches: tf.data.Dataset, examples: int, config) -> int:
-    """Batches in one epoch, as ``tf.data`` counts them where it can.
-
-    Examples and batches differ where one example gives several (a long SQuAD context
-    gives several windows); bucketed pipelines cannot be counted, and give one batch
-    per ``batch_size`` examples.
-    """
-    count = int(train_batches.cardinality())
-    if count > 0:
-        return count
-    return math.ceil(examples / config.batch_size)
+    return log.history, False
 
 
 class NonFiniteLoss(KerasformerError):
@@ -179,8 +164,9 @@ class EpochLog(keras.callbacks.Callback):
         if self.run is not None:
             self.run.record_epoch(record)
 
+    @property
     def history(self) -> dict[str, list]:
-        """Keras's ``History.history`` layout: one list per metric, plus phase and seconds."""
+        """As Keras's ``History.history``: one list per metric, plus phase and seconds."""
         columns: dict[str, list] = {"phase": [], "seconds": []}
         for record in self.records:
             for key, value in record.items():

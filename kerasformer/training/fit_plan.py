@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -82,6 +83,27 @@ class FitPlan:
 
         return cls(classifier.model, reader.model, xla, id_batches, encoder=classifier.encoder)
 
+    def epoch_batches(self, splits, batch_size: int, shuffle_seed: int | None):
+        """Shuffled training batches, validation batches, and training batches per epoch."""
+        train_batches = self.batches(splits["train"], batch_size, shuffle_seed)
+        validation_batches = self.batches(splits["validation"], batch_size)
+        return (
+            train_batches,
+            validation_batches,
+            steps_per_epoch(train_batches, len(splits["train"]), batch_size),
+        )
+
+    def compile_for(self, phase) -> None:
+        """Ready ``fit_model`` for one recipe phase: its encoder setting and optimizer."""
+        if phase.encoder_trainable is not None:
+            self.set_encoder_trainable(phase.encoder_trainable)
+        self.fit_model.compile(
+            optimizer=phase.make_optimizer(),
+            loss=self.loss,
+            metrics=self.metrics,
+            jit_compile=self.jit_compile,
+        )
+
     def set_encoder_trainable(self, trainable: bool) -> None:
         """Freeze or unfreeze the pretrained encoder, as a recipe's phase says."""
         if self.encoder is None:
@@ -95,3 +117,16 @@ class FitPlan:
         self, part: LabeledTexts, batch_size: int, shuffle_seed: int | None = None
     ) -> tf.data.Dataset:
         return self.make_batches(part, batch_size, shuffle_seed)
+
+
+def steps_per_epoch(train_batches: tf.data.Dataset, examples: int, batch_size: int) -> int:
+    """Batches in one epoch, as ``tf.data`` counts them where it can.
+
+    Examples and batches differ where one example gives several (a long SQuAD context
+    gives several windows); bucketed pipelines cannot be counted, and give one batch
+    per ``batch_size`` examples.
+    """
+    count = int(train_batches.cardinality())
+    if count > 0:
+        return count
+    return math.ceil(examples / batch_size)

@@ -14,6 +14,7 @@ nothing behind; `RunDirectory.close` removes a directory that holds no completed
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -220,6 +221,65 @@ class RunDirectory:
     def delete(self) -> None:
         if self.writer:
             shutil.rmtree(self.path, ignore_errors=True)
+
+
+class RunBackups:
+    """The run directory beside an export, for one run: checked, trained in, kept or removed.
+
+    The chief checks it when made (a run in progress, ``--resume``), before the model
+    is built; another worker sees the chief's once the model is built
+    (`for_training`). When the run ends it is released; when it ends well (``with``
+    exits without an error) it is deleted, or kept for ``--resume`` if training was
+    interrupted (``interrupted``), and a worker removes the empty folders it left.
+
+    Args:
+        export_dir: The export of the run; None for a run that exports nothing.
+        config: The run's `TrainingConfig`.
+        data: The training data, fingerprinted so that ``--resume`` trains on the same.
+        chief: Whether this process keeps what training writes.
+    """
+
+    def __init__(self, export_dir: Path | None, config, data, chief: bool):
+        self.export_dir = export_dir
+        self.config = config
+        self.chief = chief
+        self.interrupted = False
+        self.directory: RunDirectory | None = None
+        if export_dir is not None and chief:
+            self.directory = RunDirectory(
+                run_directory_for(export_dir), dataclasses.asdict(config), config.resume,
+                fingerprint=data_fingerprint(data), start=False,
+            )  # fmt: skip
+
+    def for_training(self) -> RunDirectory | None:
+        """The directory the fit loop backs up into (call it once the model is built)."""
+        if self.export_dir is not None and not self.chief:
+            self.directory = chief_run_directory(self.export_dir, self.config)
+        return self.directory
+
+    def __enter__(self) -> RunBackups:
+        return self
+
+    def __exit__(self, error_type, error, traceback) -> None:
+        if self.directory is None:
+            return
+        try:
+            if error is None:
+                self._end_well()
+        finally:
+            self.directory.close()  # releases the lock; deletes a directory with no epoch
+
+    def _end_well(self) -> None:
+        run = self.directory
+        if not self.chief:
+            remove_empty_directories(run.path)  # the chief keeps or deletes its own
+        elif not self.interrupted:
+            run.delete()
+        elif run.epochs:  # else nothing to continue: closing deletes the directory
+            print(
+                f"Backups of the completed epochs stay in {run.path}; the same command with "
+                "--resume continues the run."
+            )
 
 
 # The lock: which process trains in a run directory.
@@ -574,3 +634,17 @@ def write_json_atomically(path: Path, payload) -> None:
     partial = path.with_name(f".{path.name}.partial")
     partial.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     os.replace(partial, path)
+
+
+def remove_empty_directories(root: Path) -> None:
+    """Remove ``root`` and the directories under it, wherever no file is left.
+
+    Keras's ``BackupAndRestore`` backs up a non-chief worker into a temporary folder
+    inside the run directory and deletes only that folder; on a filesystem of its own
+    the worker would keep empty folders that a later run refuses to train over.
+    """
+    if not root.is_dir():
+        return
+    for directory, _, _ in os.walk(root, topdown=False):
+        with contextlib.suppress(OSError):  # not empty: a file (the chief's) is kept
+            os.rmdir(directory)

@@ -6,8 +6,11 @@ somewhere writable and the error says where, so no training is lost.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -22,29 +25,65 @@ METRICS_FILE = "metrics.json"
 HISTORY_PLOT_FILE = "history.png"
 
 
-def export_trained(task, model, data, config, history, metrics, interrupted, export_dir) -> None:
-    """Write the export whole (model, history, picture, metrics) or keep the model elsewhere."""
+def export_trained(
+    task, model, data, config, history, metrics, interrupted, export_dir, chief=True
+) -> None:
+    """Write the export whole (model, history, picture, metrics) or keep the model elsewhere.
+
+    Every worker of a multi-worker run writes (see `worker_export_dir`); only the
+    chief's export is kept.
+    """
+    with (
+        worker_export_dir(export_dir, chief) as written,
+        kept_if_not_written(task.keras_model(model), written),
+        staged_directory(written, task.export_kind, config.overwrite) as staging,
+    ):
+        task.write_export(model, data, staging)
+        write_json(staging / HISTORY_FILE, history)
+        if history.get("loss"):  # nothing to draw when stopped inside the first epoch
+            title = f"{data.name}: {config.model} ({config.resolved_recipe()})"
+            save_figure(plot_training_history(history, title), staging / HISTORY_PLOT_FILE)
+        write_json(
+            staging / METRICS_FILE,
+            {
+                "config": task.record(config),
+                "interrupted": interrupted,
+                "sizes": data.sizes(),
+                **metrics,
+            },
+        )
+
+
+@contextlib.contextmanager
+def kept_if_not_written(model: keras.Model, export_dir: Path) -> Iterator[None]:
+    """If writing the export fails, the trained model is saved elsewhere, and the error
+    says where: no training is lost."""
     try:
-        with staged_directory(export_dir, task.export_kind, config.overwrite) as staging:
-            task.write_export(model, data, staging)
-            write_json(staging / HISTORY_FILE, history)
-            if history.get("loss"):  # nothing to draw when stopped inside the first epoch
-                title = f"{data.name}: {config.model} ({config.resolved_recipe()})"
-                save_figure(plot_training_history(history, title), staging / HISTORY_PLOT_FILE)
-            write_json(
-                staging / METRICS_FILE,
-                {
-                    "config": task.record(config),
-                    "interrupted": interrupted,
-                    "sizes": data.sizes(),
-                    **metrics,
-                },
-            )
+        yield
     except Exception as error:
-        kept = keep_model_somewhere(task.keras_model(model))
+        kept = keep_model_somewhere(model)
         raise KerasformerError(
             f"could not export to {export_dir} ({describe_error(error)}); {kept}"
         ) from error
+
+
+@contextlib.contextmanager
+def worker_export_dir(export_dir: Path, chief: bool) -> Iterator[Path]:
+    """Where this process writes the export: ``export_dir`` on the chief, scratch elsewhere.
+
+    Every worker must save: saving reads the sync-on-read variables (such as a compiled
+    model's metrics), and under ``MultiWorkerMirroredStrategy`` each such read is an
+    all-reduce that waits for all workers. Only the chief's copy is kept; the others
+    write into a temporary directory that is deleted however the export ends.
+    """
+    if chief:
+        yield export_dir
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="kerasformer-worker-export-"))
+    try:
+        yield scratch / export_dir.name
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def keep_model_somewhere(model: keras.Model) -> str:

@@ -7,18 +7,12 @@ them and the task (`kerasformer.training.tasks.base.Task`) answers for its own.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from kerasformer.backend import keras
 from kerasformer.files.staged_directory import require_replaceable
-from kerasformer.training.acceleration import (
-    dtype_policy,
-    is_chief,
-    make_strategy,
-    remove_empty_directories,
-    worker_export_dir,
-)
+from kerasformer.training.acceleration import dtype_policy, is_chief, make_strategy
 from kerasformer.training.config import MAX_BATCH_SIZE, MAX_EPOCHS, TrainingConfig
 from kerasformer.training.fit_loop import (
     EpochLog,
@@ -30,11 +24,9 @@ from kerasformer.training.fit_loop import (
 )
 from kerasformer.training.reproducibility import make_reproducible
 from kerasformer.training.run_directory import (
-    RunDirectory,
+    RunBackups,
     chief_run_directory,
-    data_fingerprint,
     require_settings_of_the_chief,
-    run_directory_for,
 )
 from kerasformer.training.run_export import (
     HISTORY_FILE,
@@ -77,12 +69,12 @@ def train(
     >>> result.metrics["test"]["accuracy"] > 0.9
     True
     """
-    config.validate()
+    # Everything that can refuse the run is asked before any work.
     task = task_named(config.task)
-    export_dir = config.resolved_export_dir() if export else None
+    task.validate(config)
+    export_dir = task.export_dir(config) if export else None
     if export_dir is not None:
         require_replaceable(export_dir, config.overwrite, "--export-dir", task.export_kind)
-    task.require_fits_in_memory(config)
 
     make_reproducible(config.seed, deterministic_ops=config.deterministic)
     if data is None:
@@ -92,54 +84,22 @@ def train(
         print(task.describe(data))
     strategy = make_strategy(config.strategy)
     chief = is_chief(strategy)
-    run = None
-    if export_dir is not None and chief:
-        # Checked now (a run in progress, --resume); written just before the first epoch.
-        run = RunDirectory(
-            run_directory_for(export_dir), asdict(config), config.resume,
-            fingerprint=data_fingerprint(data), start=False,
-        )  # fmt: skip
-    try:
+    with RunBackups(export_dir, config, data, chief) as backups:
         with dtype_policy(config.mixed_precision), strategy.scope():
             model, plan = task.build(config, data)
-        if export_dir is not None and not chief:
-            run = chief_run_directory(export_dir, config)
         started = time.perf_counter()
-        try:
-            history, interrupted = run_recipe(plan, data, config, verbose, run)
-        except NonFiniteLoss:
-            if run is not None:
-                run.delete()  # its last backup is the state that diverged
-            raise
+        history, interrupted = run_recipe(plan, data, config, verbose, backups.for_training())
         train_seconds = time.perf_counter() - started
+        backups.interrupted = interrupted
         metrics = task.evaluate(model, data, config)
+        result = TrainingResult(
+            task.result_model(model), data, history, metrics, export_dir, interrupted,
+            plan.fit_model, train_seconds,
+        )  # fmt: skip
         if export_dir is not None:
-            # Every worker saves (see worker_export_dir); only the chief's export is kept.
-            with worker_export_dir(export_dir, strategy) as written:
-                export_trained(task, model, data, config, history, metrics, interrupted, written)
-            if not chief:
-                remove_empty_directories(run.path)  # the chief keeps or deletes its own
-            elif interrupted:
-                if run.epochs:  # else nothing to continue: closing deletes the directory
-                    print(
-                        f"Backups of the completed epochs stay in {run.path}; the same "
-                        "command with --resume continues the run."
-                    )
-            else:
-                run.delete()
-    finally:
-        if run is not None:
-            run.close()  # releases the lock; deletes a directory with no completed epoch
-    return TrainingResult(
-        task.result_model(model),
-        data,
-        history,
-        metrics,
-        export_dir,
-        interrupted,
-        plan.fit_model,
-        train_seconds,
-    )
+            export_trained(task, model, data, config, history, metrics, interrupted,
+                           export_dir, chief)  # fmt: skip
+    return result
 
 
 __all__ = [  # the names this module had before it was split, for one release

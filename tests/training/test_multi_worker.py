@@ -15,15 +15,18 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from kerasformer.errors import KerasformerError
 from kerasformer.training import TrainingConfig, train
-from kerasformer.training.acceleration import remove_empty_directories, worker_export_dir
-from kerasformer.training.run_directory import RunDirectory, run_directory_for
+from kerasformer.training.run_directory import (
+    RunDirectory,
+    remove_empty_directories,
+    run_directory_for,
+)
+from kerasformer.training.run_export import worker_export_dir
 from kerasformer.training.trainer import chief_run_directory
 
 # Far above the ~45 s two workers take on a loaded 2-core machine; a hung collective
@@ -173,9 +176,6 @@ def test_no_worker_leaves_a_second_export_or_temporary_files(two_worker_run):
     assert [path.parent for path in tmp_path.rglob("saved_model.pb")] == [tmp_path / "export"]
 
 
-NON_CHIEF = SimpleNamespace(extended=SimpleNamespace(should_checkpoint=False))
-
-
 def test_a_worker_started_with_other_settings_than_the_chief_is_refused(tmp_path):
     export_dir = tmp_path / "export"
     chief = TrainingConfig(dataset="ag_news", seed=7, strategy="multi-worker")
@@ -190,7 +190,7 @@ def test_a_worker_started_with_other_settings_than_the_chief_is_refused(tmp_path
 
 def test_a_non_chief_export_goes_to_scratch_that_is_deleted_even_on_failure(tmp_path):
     export_dir = tmp_path / "export"
-    with pytest.raises(OSError), worker_export_dir(export_dir, NON_CHIEF) as written:
+    with pytest.raises(OSError), worker_export_dir(export_dir, chief=False) as written:
         written.mkdir()
         (written / "saved_model.pb").write_bytes(b"half")
         scratch = written.parent

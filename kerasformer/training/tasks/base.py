@@ -45,6 +45,7 @@ class Task:
 
     def validate(self, config) -> None:
         """Refuse settings this task, its model or its dataset cannot take, in one line."""
+        config.require_run_settings()
         model = self.entry.model(config.model)
         self.entry.dataset(config.dataset)
         recipe = config.recipe or model.default_recipe
@@ -113,14 +114,20 @@ class Task:
             name += f"-{config.resolved_recipe()}"
         return name + self.entry.export_suffix
 
-    def require_fits_in_memory(self, config) -> None:
-        """Refuse, before anything is built, sizes that cannot fit in memory."""
+    def export_dir(self, config) -> Path:
+        """Where the run exports: ``config.export_dir``, or ``saved_models/`` `export_name`."""
+        if config.export_dir is not None:
+            return Path(config.export_dir)
+        return Path("saved_models") / self.export_name(config)
 
     # -- the job -----------------------------------------------------------------------
 
     def load_data(self, config):
         """The dataset ``config`` names, split as it says, by its registry loader."""
-        load = resolve(self.entry.dataset(config.dataset).loader)
+        dataset = self.entry.dataset(config.dataset)
+        load = resolve(dataset.loader)
+        if dataset.fixed_splits:
+            return load(config.data_dir)
         return load(config.data_dir, validation_fraction=config.validation_fraction, split_seed=0)
 
     def require_trainable(self, data) -> None:

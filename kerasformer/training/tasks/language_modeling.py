@@ -9,7 +9,7 @@ import numpy as np
 
 from kerasformer.backend import keras
 from kerasformer.datasets.pipeline import next_token_batches
-from kerasformer.datasets.wikitext import END_OF_LINE, LanguageModelData, load_wikitext2
+from kerasformer.datasets.wikitext import END_OF_LINE, LanguageModelData
 from kerasformer.errors import KerasformerError
 from kerasformer.export.generator_export import write_generator
 from kerasformer.models.language_model import (
@@ -23,9 +23,6 @@ from kerasformer.training.tasks.base import Task
 
 class LanguageModelingTask(Task):
     """A token stream in; a `TextGenerator`, its perplexity and a language-model export out."""
-
-    def load_data(self, config) -> LanguageModelData:
-        return load_wikitext2(config.data_dir)
 
     def require_trainable(self, data: LanguageModelData) -> None:
         for split in ("train", "validation"):
