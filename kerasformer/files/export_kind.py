@@ -154,7 +154,6 @@ def require_outside_other_outputs(destination: Path, flag: str) -> None:
 
 def require_whole_output(destination: Path, flag: str, kind: str | None = None) -> None:
     """``destination`` is wholly kerasformer's, of ``kind``: replacing it loses nothing else."""
-    require_outside_other_outputs(destination, flag)
     if not written_by_kerasformer(destination):
         raise KerasformerError(
             f"--overwrite only replaces a directory that kerasformer wrote, and {destination} "

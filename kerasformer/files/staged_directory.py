@@ -49,25 +49,24 @@ def require_replaceable(
             only an output of the same kind.
     """
     destination = Path(destination)
-    require_writable_parent(destination, flag)
     require_free_to_write(
         destination, overwrite, flag, kind,
         refusal=f"{destination} already exists; pass --overwrite to replace it or {flag} to "
         "write somewhere else.",
     )  # fmt: skip
+    require_writable_parent(destination, flag)
 
 
 def require_free_to_write(
     destination: Path, overwrite: bool, flag: str, kind: str | None, refusal: str
 ) -> None:
     """Outside other outputs, and either absent or (with ``overwrite``) replaceable."""
+    require_outside_other_outputs(destination, flag)
     if destination.exists() or destination.is_symlink():
         if not overwrite:
             raise KerasformerError(refusal)
         require_plain_directory(destination, flag)
         require_whole_output(destination, flag, kind)
-    else:
-        require_outside_other_outputs(destination, flag)
 
 
 def require_plain_directory(destination: Path, flag: str) -> None:

@@ -92,20 +92,17 @@ class TrainingConfig:
     def validate(self) -> None:
         """Refuse settings that cannot train, each in one line naming the fix.
 
-        The task checks them (`kerasformer.training.tasks.base.Task.validate`), the run's
-        own settings first (`require_run_settings`).
+        The task checks them (`kerasformer.training.tasks.base.Task.validate`).
         """
         from kerasformer.training.tasks import task_named
 
         task_named(self.task).validate(self)
 
-    def require_run_settings(self) -> None:
-        """A known model, and numbers a run can take; the task checks the rest."""
+    def require_known_model(self) -> None:
         if self.model not in all_model_names():
             raise KerasformerError(
                 f"unknown model {self.model!r}; choose one of: {', '.join(all_model_names())}."
             )
-        self.require_numbers_fit()
 
     def require_numbers_fit(self) -> None:
         for name, most in (

@@ -12,7 +12,7 @@ import time
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.training.fit_plan import FitPlan, steps_per_epoch  # noqa: F401  (its old home)
+from kerasformer.training.fit_plan import FitPlan, batches_per_epoch
 from kerasformer.training.recipes import recipe_phases
 from kerasformer.training.run_directory import RunDirectory
 
@@ -82,6 +82,11 @@ def run_recipe(
             ) from None
         done += phase.epochs
     return log.history, False
+
+
+def steps_per_epoch(train_batches: tf.data.Dataset, examples: int, config) -> int:
+    """Batches in one epoch of ``config.batch_size`` (see `FitPlan.epoch_batches`)."""
+    return batches_per_epoch(train_batches, examples, config.batch_size)
 
 
 class NonFiniteLoss(KerasformerError):

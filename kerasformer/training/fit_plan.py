@@ -90,7 +90,7 @@ class FitPlan:
         return (
             train_batches,
             validation_batches,
-            steps_per_epoch(train_batches, len(splits["train"]), batch_size),
+            batches_per_epoch(train_batches, len(splits["train"]), batch_size),
         )
 
     def compile_for(self, phase) -> None:
@@ -119,7 +119,7 @@ class FitPlan:
         return self.make_batches(part, batch_size, shuffle_seed)
 
 
-def steps_per_epoch(train_batches: tf.data.Dataset, examples: int, batch_size: int) -> int:
+def batches_per_epoch(train_batches: tf.data.Dataset, examples: int, batch_size: int) -> int:
     """Batches in one epoch, as ``tf.data`` counts them where it can.
 
     Examples and batches differ where one example gives several (a long SQuAD context

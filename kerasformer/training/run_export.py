@@ -34,7 +34,7 @@ def export_trained(
     chief's export is kept.
     """
     with (
-        worker_export_dir(export_dir, chief) as written,
+        worker_export_dir(export_dir, chief=chief) as written,
         kept_if_not_written(task.keras_model(model), written),
         staged_directory(written, task.export_kind, config.overwrite) as staging,
     ):
@@ -68,7 +68,7 @@ def kept_if_not_written(model: keras.Model, export_dir: Path) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def worker_export_dir(export_dir: Path, chief: bool) -> Iterator[Path]:
+def worker_export_dir(export_dir: Path, *, chief: bool) -> Iterator[Path]:
     """Where this process writes the export: ``export_dir`` on the chief, scratch elsewhere.
 
     Every worker must save: saving reads the sync-on-read variables (such as a compiled

@@ -69,7 +69,7 @@ def train(
     >>> result.metrics["test"]["accuracy"] > 0.9
     True
     """
-    # Everything that can refuse the run is asked before any work.
+    # Settings and the export directory are refused before any work.
     task = task_named(config.task)
     task.validate(config)
     export_dir = task.export_dir(config) if export else None
@@ -87,8 +87,9 @@ def train(
     with RunBackups(export_dir, config, data, chief) as backups:
         with dtype_policy(config.mixed_precision), strategy.scope():
             model, plan = task.build(config, data)
+        run = backups.for_training()
         started = time.perf_counter()
-        history, interrupted = run_recipe(plan, data, config, verbose, backups.for_training())
+        history, interrupted = run_recipe(plan, data, config, verbose, run)
         train_seconds = time.perf_counter() - started
         backups.interrupted = interrupted
         metrics = task.evaluate(model, data, config)

@@ -44,8 +44,12 @@ class Task:
     # -- settings ----------------------------------------------------------------------
 
     def validate(self, config) -> None:
-        """Refuse settings this task, its model or its dataset cannot take, in one line."""
-        config.require_run_settings()
+        """Refuse settings that cannot train, each in one line naming the fix.
+
+        A known model, then what this task, its model and its dataset take, then the run's
+        numbers and sizes. A task that adds checks calls ``super().validate(config)``.
+        """
+        config.require_known_model()
         model = self.entry.model(config.model)
         self.entry.dataset(config.dataset)
         recipe = config.recipe or model.default_recipe
@@ -57,6 +61,8 @@ class Task:
         require_bert_handles_fit(config.model_options)
         self.require_input_pipeline_fits(config)
         self.settings(config)
+        config.require_numbers_fit()
+        self.require_fits_in_memory(config)
 
     def require_input_pipeline_fits(self, config) -> None:
         model = self.entry.model(config.model)
@@ -113,6 +119,9 @@ class Task:
         if config.resolved_recipe() != model.default_recipe:
             name += f"-{config.resolved_recipe()}"
         return name + self.entry.export_suffix
+
+    def require_fits_in_memory(self, config) -> None:
+        """Refuse, before anything is built, sizes that cannot fit in memory."""
 
     def export_dir(self, config) -> Path:
         """Where the run exports: ``config.export_dir``, or ``saved_models/`` `export_name`."""

@@ -48,10 +48,6 @@ class ClassificationTask(Task):
     def result_model(self, classifier: TextClassifier) -> keras.Model:
         return classifier.model
 
-    def validate(self, config) -> None:
-        super().validate(config)
-        self.require_fits_in_memory(config)
-
     def require_fits_in_memory(self, config) -> None:
         """Refuse, before building anything, sizes whose weights could not fit in memory."""
         if config.model != "transformer":
