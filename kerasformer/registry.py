@@ -73,6 +73,10 @@ class TaskEntry:
     headline_metrics: tuple[str, ...]
     command: str = "train"  # the command that trains it
     export_suffix: str = ""  # added to the default export directory's name
+    # "module:function" reading the user's own files (--train-file ...), and the options
+    # it takes (--text-column ...); None where the task reads only named datasets.
+    file_reader: str | None = None
+    data_options: frozenset[str] = frozenset()
 
     @property
     def dataset_names(self) -> tuple[str, ...]:
@@ -130,6 +134,8 @@ TASKS: dict[str, TaskEntry] = {
             models=(TRANSFORMER_CLASSIFIER, BERT_CLASSIFIER),
             export_kind="classifier",
             headline_metrics=("accuracy",),
+            file_reader="kerasformer.datasets.from_files:from_files",
+            data_options=frozenset({"text_column", "label_column", "delimiter"}),
         ),
         TaskEntry(
             "translation",

@@ -46,7 +46,10 @@ RUN_SETTINGS = (
     "data_dir", "epochs", "batch_size", "learning_rate", "recipe", "fine_tune_learning_rate",
     "frozen_epochs", "seed", "deterministic", "strategy", "mixed_precision", "xla",
     "input_pipeline", "validation_fraction", "export_dir", "overwrite", "resume",
+    "train_file", "validation_file", "test_file", "test_fraction",
 )  # fmt: skip
+# Options of a task's reader of your own files (see kerasformer.registry.TaskEntry).
+DATA_OPTIONS = ("text_column", "label_column", "delimiter")
 # Settings of a task's own that a command sets (distill's); see TrainingConfig.task_options.
 TASK_SETTINGS = (
     "teacher", "temperature", "teacher_weight", "unlabelled_texts", "augmented_copies"
@@ -117,11 +120,40 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
+# Your own data: (flag, metavar, help); each sets the TrainingConfig setting of its name
+# (DATA_OPTIONS: the task reader's option).
+OWN_DATA_FLAGS = (
+    ("--train-file", "PATH", "the training examples"),
+    ("--validation-file", "PATH",
+     "validation examples (default: --validation-fraction of --train-file)"),
+    ("--test-file", "PATH", "test examples (default: --test-fraction of --train-file)"),
+    ("--text-column", "COLUMNS", "the text's column by name or 0-based index; several, "
+     "comma-separated, are joined (default text)"),
+    ("--label-column", "COLUMN", "the label's column (default label)"),
+    ("--delimiter", "D", "the field separator of a CSV or TSV file (default: sniffed)"),
+)  # fmt: skip
+
+
+def add_own_data_arguments(parser: argparse.ArgumentParser) -> None:
+    own = parser.add_argument_group(
+        "your own data (instead of --dataset)",
+        "classification: a CSV or TSV file with a header, a JSON Lines file, or a folder "
+        "with one sub-folder of .txt files per class",
+    )
+    for flag, metavar, text in OWN_DATA_FLAGS:
+        own.add_argument(flag, metavar=metavar, help=text)
+    own.add_argument(
+        "--test-fraction", type=fraction,
+        help=defaulted("part of --train-file held out for testing", "test_fraction"),
+    )  # fmt: skip
+
+
 def add_shared_arguments(
     parser: argparse.ArgumentParser, dataset_names: tuple[str, ...] = DATASET_NAMES
 ) -> None:
     """Data, training length, seeds, export, speed and transformer options (train, distill)."""
     add_dataset_arguments(parser, default=None, names=dataset_names)
+    add_own_data_arguments(parser)
     parser.add_argument("--epochs", type=positive_int, help=defaulted("", "epochs"))
     parser.add_argument("--batch-size", type=positive_int, help=defaulted("", "batch_size"))
     parser.add_argument(
@@ -139,7 +171,10 @@ def add_shared_arguments(
         "--validation-fraction", type=fraction,
         help=defaulted("part of train held out for validation", "validation_fraction"),
     )  # fmt: skip
-    parser.add_argument("--export-dir", help="where to export (default saved_models/DATASET-MODEL)")
+    parser.add_argument(
+        "--export-dir",
+        help="where to export (default saved_models/DATASET-MODEL, or TRAIN_FILE-MODEL)",
+    )
     parser.add_argument(
         "--overwrite", action="store_true",
         help="replace an existing export (only a directory that kerasformer wrote)",
@@ -215,12 +250,19 @@ def run(args: argparse.Namespace) -> int:
     entry = registry.task_entry(args.task)
     args.model = args.model or entry.model_names[0]
     given = {name: getattr(args, name, None) for name in RUN_SETTINGS}
+    if args.dataset is not None and args.train_file is not None:
+        from kerasformer.errors import KerasformerError
+
+        raise KerasformerError(
+            "--dataset and --train-file both name the training data; give one of them."
+        )
     config = TrainingConfig(
         task=args.task,
         model=args.model,
         dataset=args.dataset or entry.dataset_names[0],
         model_options=model_options(args),
         task_options=task_options(args),
+        data_options=data_options(args),
         **{name: value for name, value in given.items() if value is not None},
     )
     result = train(config)
@@ -242,6 +284,13 @@ def run(args: argparse.Namespace) -> int:
         written.remove(HISTORY_PLOT_FILE)
     print(f"\nExported to {result.export_dir} ({', '.join(written)}).")
     return 0
+
+
+def data_options(args: argparse.Namespace) -> dict:
+    """The options of the task's reader of your own files (--text-column ...)."""
+    return {
+        name: value for name in DATA_OPTIONS if (value := getattr(args, name, None)) is not None
+    }
 
 
 def task_options(args: argparse.Namespace) -> dict:

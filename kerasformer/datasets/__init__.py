@@ -6,6 +6,7 @@ from pathlib import Path
 
 from kerasformer.datasets.ag_news import load_ag_news
 from kerasformer.datasets.bbc_news import load_bbc_news
+from kerasformer.datasets.from_files import from_csv, from_directory, from_jsonl
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
 from kerasformer.datasets.spa_eng import SPA_ENG_URL, load_spa_eng
 from kerasformer.datasets.text_classification_data import (
@@ -53,6 +54,9 @@ __all__ = [
     "SentencePairs",
     "TextClassificationData",
     "TranslationData",
+    "from_csv",
+    "from_directory",
+    "from_jsonl",
     "load_ag_news",
     "load_bbc_news",
     "load_dataset",

@@ -7,10 +7,7 @@ rows of class index 1-4, title, description; an optional header line).
 
 from __future__ import annotations
 
-import csv
-import io
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +19,7 @@ from kerasformer.datasets.text_classification_data import (
     with_validation_split,
 )
 from kerasformer.errors import KerasformerError
+from kerasformer.files.tables import records_of
 from kerasformer.files.text_files import read_utf8_text
 from kerasformer.network import require_reachable
 
@@ -100,7 +98,7 @@ def read_csv_split(path: Path, num_classes: int) -> LabeledTexts:
         )
     texts, labels = [], []
     header = False
-    records = csv_records(path, read_utf8_text(path))
+    records = records_of(path, read_utf8_text(path), ",")
     for line, row in tqdm(
         records, desc=f"Reading {path.name}", unit=" rows", leave=False, disable=None
     ):
@@ -117,27 +115,6 @@ def read_csv_split(path: Path, num_classes: int) -> LabeledTexts:
             f"{path} has {found}; it needs rows of class index, title, description."
         )
     return LabeledTexts(np.array(texts, dtype=object), np.array(labels, dtype=np.int64))
-
-
-def csv_records(path: Path, text: str) -> Iterator[tuple[int, list[str]]]:
-    """Each CSV record with the line it starts on, where a quoting error points.
-
-    Strict parsing: a lenient reader lets a never-closed quote swallow every later row
-    into one field, silently.
-    """
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    while True:
-        start = reader.line_num + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as error:
-            raise KerasformerError(
-                f"{path}:{start}: bad quote in the record starting on this line ({error}); "
-                'close every quoted field, and write a quote inside a field as two ("").'
-            ) from error
-        yield start, row
 
 
 def is_header(row: list[str]) -> bool:

@@ -53,6 +53,12 @@ class TrainingConfig:
     xla: bool = False
     input_pipeline: str | None = None  # None: the model's default (see kerasformer.registry)
     validation_fraction: float = 0.1
+    # Your own data instead of `dataset`: files (or a folder) the task's reader takes.
+    train_file: str | None = None
+    validation_file: str | None = None
+    test_file: str | None = None
+    test_fraction: float = 0.1  # part of train_file held out when there is no test_file
+    data_options: dict = field(default_factory=dict)  # the reader's: text_column ...
     export_dir: str | None = None
     overwrite: bool = False
     resume: bool = False  # continue the interrupted run kept beside the export directory
@@ -121,10 +127,10 @@ class TrainingConfig:
             raise KerasformerError(
                 f"warmup_fraction must be in [0, 1), got {self.warmup_fraction!r}."
             )
-        if not 0 < self.validation_fraction < 1:
-            raise KerasformerError(
-                f"validation_fraction must be between 0 and 1, got {self.validation_fraction!r}."
-            )
+        for name in ("validation_fraction", "test_fraction"):
+            value = getattr(self, name)
+            if not is_real_number(value) or not 0 < value < 1:
+                raise KerasformerError(f"{name} must be between 0 and 1, got {value!r}.")
 
 
 def _task_option(name: str) -> property:

@@ -16,6 +16,11 @@ TOPIC_WORDS = {
     4: "software computer internet chip space research satellite browser",
 }
 COMMON_WORDS = "the a of in on said today new after over".split()
+# Two topics a user might file texts under, three texts each (tests of your own files).
+TOPICS = {
+    "sport": ["Goal in the last minute", "A record lap", "The cup final"],
+    "travel": ["Cheap flights to Rome", "Trains across Europe", "A night in Lisbon"],
+}
 # The sizes of the question answerer's windows over the tiny BERT's 32 positions.
 QA_WINDOWS = {"seq_length": 32, "doc_stride": 8, "max_question_tokens": 4}
 
@@ -30,6 +35,19 @@ def synthetic_rows(count: int, seed: int) -> list[tuple[str, str, str]]:
         rng.shuffle(words)
         rows.append((str(label), " ".join(words[:3]).title(), " ".join(words[3:])))
     return rows
+
+
+def topic_rows(copies: int = 1) -> list[tuple[str, str]]:
+    """``(text, topic)`` rows, every text made distinct by its copy number."""
+    return [(f"{text} {i}", label) for i in range(copies) for label, texts in TOPICS.items()
+            for text in texts]  # fmt: skip
+
+
+def write_topic_csv(path: Path, rows, header: str = "body,topic") -> Path:
+    """A user's CSV: a header, then one quoted text and its topic per row."""
+    lines = [header] + [f'"{text}",{label}' for text, label in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def write_ag_csv(path: Path, rows, header: bool = False) -> Path:

@@ -51,7 +51,9 @@ class Task:
         """
         config.require_known_model()
         model = self.entry.model(config.model)
-        self.entry.dataset(config.dataset)
+        if config.train_file is None:
+            self.entry.dataset(config.dataset)
+        self.require_readable_files(config)
         recipe = config.recipe or model.default_recipe
         if recipe not in model.recipes:
             raise KerasformerError(
@@ -63,6 +65,26 @@ class Task:
         self.settings(config)
         config.require_numbers_fit()
         self.require_fits_in_memory(config)
+
+    def require_readable_files(self, config) -> None:
+        """Your own files: only with a training file, and only for a task that reads them."""
+        if config.train_file is None:
+            given = [name for name in ("validation_file", "test_file") if getattr(config, name)]
+            if given or config.data_options:
+                what = ", ".join([*given, *sorted(config.data_options)])
+                raise KerasformerError(
+                    f"{what} go(es) with your own training data; give --train-file too."
+                )
+            return
+        if self.entry.file_reader is None:
+            raise KerasformerError(
+                f"--task {self.name} does not read your own files yet; use one of its "
+                f"datasets ({', '.join(self.datasets)}) with --dataset and --data-dir."
+            )
+        stray = sorted(set(config.data_options) - self.entry.data_options)
+        if stray:
+            flags = ", ".join("--" + name.replace("_", "-") for name in stray)
+            raise KerasformerError(f"{flags} do(es) not apply to --task {self.name}.")
 
     def require_input_pipeline_fits(self, config) -> None:
         model = self.entry.model(config.model)
@@ -113,9 +135,13 @@ class Task:
         return {**run, **dataclasses.asdict(self.settings(config, checked=False))}
 
     def export_name(self, config) -> str:
-        """The default export directory's name: dataset, model, recipe if not the default."""
+        """The default export directory's name: data, model, recipe if not the default.
+
+        The data is the dataset's name, or the training file's (without its suffix).
+        """
         model = self.entry.model(config.model)
-        name = f"{config.dataset}-{config.model}"
+        data = config.dataset if config.train_file is None else Path(config.train_file).stem
+        name = f"{data}-{config.model}"
         if config.resolved_recipe() != model.default_recipe:
             name += f"-{config.resolved_recipe()}"
         return name + self.entry.export_suffix
@@ -133,6 +159,13 @@ class Task:
 
     def load_data(self, config):
         """The dataset ``config`` names, split as it says, by its registry loader."""
+        if config.train_file is not None:
+            read = resolve(self.entry.file_reader)
+            return read(
+                config.train_file, config.validation_file, config.test_file,
+                validation_fraction=config.validation_fraction,
+                test_fraction=config.test_fraction, split_seed=0, **config.data_options,
+            )  # fmt: skip
         dataset = self.entry.dataset(config.dataset)
         load = resolve(dataset.loader)
         if dataset.fixed_splits:

@@ -1,0 +1,286 @@
+"""Your own labelled texts for classification: a CSV/TSV or JSON Lines table, or class folders.
+
+Each function returns the `TextClassificationData` the named datasets return, so
+``train(config, data=from_csv("tickets.csv", text_column="body", label_column="team"))``
+trains on it. Class names come from the training file, sorted (numerically where every
+label is a whole number). A split without a file of its own is held out of the training
+file, stratified by class and seeded.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kerasformer.datasets.text_classification_data import (
+    LabeledTexts,
+    TextClassificationData,
+    require_trainable,
+    stratified_split,
+)
+from kerasformer.errors import KerasformerError
+from kerasformer.files.class_folders import read_class_folders
+from kerasformer.files.tables import JSON_LINES_SUFFIXES, read_table
+
+
+@dataclass(frozen=True)
+class Example:
+    """One labelled text and where it was read (``path:line``, or a file), for errors."""
+
+    where: str
+    text: str
+    label: object
+
+
+def from_csv(
+    train_file: str | Path,
+    validation_file: str | Path | None = None,
+    test_file: str | Path | None = None,
+    *,
+    text_column: str | int | list = "text",
+    label_column: str | int = "label",
+    delimiter: str | None = None,
+    validation_fraction: float = 0.1,
+    test_fraction: float = 0.1,
+    split_seed: int = 0,
+    name: str | None = None,
+) -> TextClassificationData:
+    """Labelled texts from CSV or TSV files with a header row.
+
+    Args:
+        train_file: The training examples.
+        validation_file: Validation examples; by default ``validation_fraction`` of the
+            training file.
+        test_file: Test examples; by default ``test_fraction`` of the training file.
+        text_column: The text's column, by name or 0-based index; several columns
+            (``"title,description"``) are joined by a space.
+        label_column: The label's column, by name or 0-based index.
+        delimiter: The field separator; sniffed from the header by default.
+        validation_fraction: Part of the training file held out for validation.
+        test_fraction: Part of the training file held out for testing.
+        split_seed: Seed of the held-out splits.
+        name: The dataset's name in messages and export names; the training file's stem
+            by default.
+
+    Example:
+
+    >>> data = from_csv("tickets.csv", text_column="body", label_column="team")
+    >>> data.class_names
+    ('billing', 'hardware', 'login')
+    """
+    return classification_data(
+        name or Path(train_file).stem,
+        {"train": train_file, "validation": validation_file, "test": test_file},
+        lambda path: table_examples(path, text_column, label_column, delimiter),
+        validation_fraction, test_fraction, split_seed,
+    )  # fmt: skip
+
+
+def from_jsonl(
+    train_file: str | Path,
+    validation_file: str | Path | None = None,
+    test_file: str | Path | None = None,
+    *,
+    text_column: str | list = "text",
+    label_column: str = "label",
+    validation_fraction: float = 0.1,
+    test_fraction: float = 0.1,
+    split_seed: int = 0,
+    name: str | None = None,
+) -> TextClassificationData:
+    """Labelled texts from JSON Lines files: one object per line, e.g.
+    ``{"text": "...", "label": "sports"}``. Labels may be strings or whole numbers, not
+    both. The arguments are `from_csv`'s.
+
+    Example:
+
+    >>> data = from_jsonl("reviews.jsonl", label_column="stars")
+    >>> data.class_names
+    ('1', '2', '3', '4', '5')
+    """
+    return from_csv(
+        train_file, validation_file, test_file,
+        text_column=text_column, label_column=label_column,
+        validation_fraction=validation_fraction, test_fraction=test_fraction,
+        split_seed=split_seed, name=name,
+    )  # fmt: skip
+
+
+def from_directory(
+    train_dir: str | Path,
+    validation_dir: str | Path | None = None,
+    test_dir: str | Path | None = None,
+    *,
+    validation_fraction: float = 0.1,
+    test_fraction: float = 0.1,
+    split_seed: int = 0,
+    name: str | None = None,
+) -> TextClassificationData:
+    """Labelled texts from folders of class folders, as ``text_dataset_from_directory`` reads.
+
+    ``train_dir/<class name>/*.txt``: the sub-folder names, sorted, are the classes.
+    The other arguments are `from_csv`'s.
+
+    Example:
+
+    >>> data = from_directory("aclImdb/train", test_dir="aclImdb/test")
+    >>> data.class_names
+    ('neg', 'pos')
+    """
+    return classification_data(
+        name or Path(train_dir).name,
+        {"train": train_dir, "validation": validation_dir, "test": test_dir},
+        folder_examples, validation_fraction, test_fraction, split_seed,
+    )  # fmt: skip
+
+
+def folder_examples(folder) -> list[Example]:
+    return [
+        Example(str(path), " ".join(text.split()), label)
+        for label, files in read_class_folders(folder).items()
+        for path, text in files
+    ]
+
+
+def from_files(
+    train_file: str | Path,
+    validation_file: str | Path | None = None,
+    test_file: str | Path | None = None,
+    **options,
+) -> TextClassificationData:
+    """`from_directory` for a folder, `from_jsonl` for ``.jsonl``, `from_csv` otherwise.
+
+    ``options`` are the chosen function's keyword arguments; one it does not take is
+    refused in one line.
+    """
+    path = Path(train_file)
+    if path.is_dir():
+        read, kind = from_directory, "a folder of class folders"
+    elif path.suffix.lower() in JSON_LINES_SUFFIXES:
+        read, kind = from_jsonl, "a JSON Lines file"
+    else:
+        read, kind = from_csv, "a CSV or TSV file"
+    taken = set(inspect.signature(read).parameters)
+    stray = sorted(
+        name for name, value in options.items() if value is not None and name not in taken
+    )
+    if stray:
+        flags = ", ".join("--" + name.replace("_", "-") for name in stray)
+        raise KerasformerError(f"{flags} do(es) not apply to {path}, {kind}.")
+    given = {name: value for name, value in options.items() if value is not None}
+    return read(train_file, validation_file, test_file, **given)
+
+
+def table_examples(path, text_column, label_column, delimiter: str | None) -> list[Example]:
+    table = read_table(path, delimiter)
+    text_columns = table.column_names(text_column, "text_column")
+    (label,) = table.column_names([label_column], "label_column")
+    examples = []
+    for row in table.rows:
+        missing = [name for name in [*text_columns, label] if name not in row.values]
+        if missing:
+            raise KerasformerError(
+                f"{row.where}: no {missing[0]!r}; give every row a text and a label."
+            )
+        texts = [row.values[name] for name in text_columns]
+        if not all(isinstance(text, str) for text in texts):
+            raise KerasformerError(
+                f"{row.where}: the text is not a string; give texts as JSON strings."
+            )
+        examples.append(Example(row.where, " ".join(" ".join(texts).split()), row.values[label]))
+    return examples
+
+
+def classification_data(
+    name: str,
+    sources: dict[str, str | Path | None],
+    read_examples: Callable[[str | Path], list[Example]],
+    validation_fraction: float,
+    test_fraction: float,
+    split_seed: int,
+) -> TextClassificationData:
+    """Read each split given, number the classes of train, check every split against them,
+    and hold out of train the splits not given."""
+    parts = {split: read_examples(path) for split, path in sources.items() if path is not None}
+    for examples in parts.values():
+        require_texts_and_labels(examples)
+    class_names = sorted_class_names(parts["train"])
+    if len(class_names) < 2:
+        raise KerasformerError(
+            f"{name}: every training example is of class {class_names[0]!r}; a classifier "
+            "needs examples of at least two classes."
+        )
+    index = {label: i for i, label in enumerate(class_names)}
+    splits = {split: labelled(examples, index) for split, examples in parts.items()}
+    if "test" not in splits:
+        splits["train"], splits["test"] = stratified_split(
+            splits["train"], test_fraction, split_seed
+        )
+    if "validation" not in splits:
+        splits["train"], splits["validation"] = stratified_split(
+            splits["train"], validation_fraction, split_seed
+        )
+    data = TextClassificationData(
+        name=name,
+        class_names=tuple(class_names),
+        splits={split: splits[split] for split in ("train", "validation", "test")},
+    )
+    require_trainable(data)
+    return data
+
+
+def require_texts_and_labels(examples: list[Example]) -> None:
+    first_of_kind: dict[str, Example] = {}
+    for example in examples:
+        if not example.text.strip():
+            raise KerasformerError(
+                f"{example.where}: the text is empty; give every example a text, or remove it."
+            )
+        kind = label_kind(example)
+        first_of_kind.setdefault(kind, example)
+        if len(first_of_kind) > 1:
+            number, string = first_of_kind["number"], first_of_kind["string"]
+            raise KerasformerError(
+                f"{example.where}: labels mix numbers ({number.label!r} at {number.where}) "
+                f"and strings ({string.label!r} at {string.where}); give every label the "
+                "same way."
+            )
+
+
+def label_kind(example: Example) -> str:
+    label = example.label
+    if isinstance(label, str) and label.strip():
+        return "string"
+    if isinstance(label, int) and not isinstance(label, bool):
+        return "number"
+    raise KerasformerError(
+        f"{example.where}: the label is {label!r}; give every example a label, a string or "
+        "a whole number."
+    )
+
+
+def sorted_class_names(train: list[Example]) -> list[str]:
+    """The training labels as class names: numerically sorted where all are whole numbers."""
+    names = {str(example.label).strip() for example in train}
+    if all(name.lstrip("-").isascii() and name.lstrip("-").isdigit() for name in names):
+        return sorted(names, key=int)
+    return sorted(names)
+
+
+def labelled(examples: list[Example], index: dict[str, int]) -> LabeledTexts:
+    labels = []
+    for example in examples:
+        label = str(example.label).strip()
+        if label not in index:
+            raise KerasformerError(
+                f"{example.where}: label {label!r} is not in the training data (its classes: "
+                f"{', '.join(index)}); add examples of {label!r} to the training data, or "
+                "remove this one."
+            )
+        labels.append(index[label])
+    texts = np.array([example.text for example in examples], dtype=object)
+    return LabeledTexts(texts, np.array(labels, dtype=np.int64))

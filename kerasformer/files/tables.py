@@ -1,0 +1,174 @@
+"""Rows of a user's table: a CSV or TSV file with a header, or JSON Lines of objects.
+
+Every row keeps the file and line it came from (``reviews.csv:12``), so that whatever
+is wrong with it later (a missing column, an empty text, an unknown label) is said in
+one line that names the place and the fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from kerasformer.errors import KerasformerError
+from kerasformer.files.text_files import read_utf8_text
+
+# Delimiters a table may use when none is named; the first row decides.
+SNIFFED_DELIMITERS = ",\t;|"
+JSON_LINES_SUFFIXES = (".jsonl", ".ndjson", ".json")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a table: where it stands, and its value by column name."""
+
+    where: str  # "path:line"
+    values: dict
+
+
+@dataclass(frozen=True)
+class Table:
+    """A file's column names (in order) and its rows."""
+
+    path: Path
+    columns: tuple[str, ...]
+    rows: tuple[Row, ...]
+
+    def column_names(self, spec: str | int | list, flag: str) -> list[str]:
+        """The columns ``spec`` names: names or 0-based indices, one or a comma-separated list.
+
+        Args:
+            spec: ``"title,description"``, ``"1,2"``, ``2`` or ``["title", 2]``.
+            flag: The option or argument that gave ``spec``, for the message.
+        """
+        parts = spec if isinstance(spec, list | tuple) else str(spec).split(",")
+        names = [self.column_name(str(part).strip(), flag) for part in parts]
+        if not names:
+            raise KerasformerError(f"{flag} names no column; give a name or a 0-based index.")
+        return names
+
+    def column_name(self, part: str, flag: str) -> str:
+        if part in self.columns:
+            return part
+        if part.isascii() and part.isdigit() and int(part) < len(self.columns):
+            return self.columns[int(part)]
+        raise KerasformerError(
+            f"{self.path} has no column {part!r} ({flag}); its columns are "
+            f"{', '.join(map(repr, self.columns))}: name one of them, or give its 0-based index."
+        )
+
+
+def read_table(path: str | Path, delimiter: str | None = None) -> Table:
+    """The rows of a CSV/TSV file (by its header) or of a JSON Lines file (by its keys).
+
+    Args:
+        path: The file. ``.jsonl``, ``.ndjson`` and ``.json`` files are read as JSON
+            Lines (one object per line); any other file as delimited text with a header.
+        delimiter: The field separator of delimited text; by default it is sniffed from
+            the header among comma, tab, semicolon and bar.
+
+    Example:
+
+    >>> table = read_table("reviews.csv")
+    >>> table.columns
+    ('body', 'topic')
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise KerasformerError(f"{path} is not a file; give the path of a CSV, TSV or JSONL file.")
+    if path.suffix.lower() in JSON_LINES_SUFFIXES:
+        return read_json_lines(path)
+    return read_delimited(path, delimiter)
+
+
+def read_delimited(path: Path, delimiter: str | None = None) -> Table:
+    text = read_utf8_text(path)
+    delimiter = delimiter or sniff_delimiter(path, text)
+    if len(delimiter) != 1:
+        raise KerasformerError(f"a delimiter is one character, got {delimiter!r}.")
+    records = records_of(path, text, delimiter)
+    header = next(records, None)
+    if header is None:
+        raise KerasformerError(f"{path} is empty; give a header row, then one row per example.")
+    columns = tuple(name.strip() for name in header[1])
+    require_distinct_columns(path, columns)
+    rows = []
+    for line, fields in records:
+        if not fields:
+            continue  # a blank line between rows
+        if len(fields) != len(columns):
+            raise KerasformerError(
+                f"{path}:{line}: {len(fields)} fields, but the header has {len(columns)} "
+                f"({', '.join(columns)}); quote a field that holds the delimiter "
+                f"{delimiter!r}, or name the file's own delimiter."
+            )
+        rows.append(Row(f"{path}:{line}", dict(zip(columns, fields, strict=True))))
+    return Table(path, columns, tuple(rows))
+
+
+def sniff_delimiter(path: Path, text: str) -> str:
+    header = text.split("\n", 1)[0]
+    found = [(header.count(delimiter), delimiter) for delimiter in SNIFFED_DELIMITERS]
+    count, delimiter = max(found)
+    if count == 0:
+        # One column, or a delimiter we do not guess: a tab-separated file has tabs.
+        return "\t" if path.suffix.lower() == ".tsv" else ","
+    return delimiter
+
+
+def records_of(path: Path, text: str, delimiter: str) -> Iterator[tuple[int, list[str]]]:
+    """Each record with the line it starts on; a broken quote is refused where it starts.
+
+    Strict parsing: a lenient reader lets a never-closed quote swallow every later row
+    into one field, silently.
+    """
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    while True:
+        start = reader.line_num + 1
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            raise KerasformerError(
+                f"{path}:{start}: bad quote in the record starting on this line ({error}); "
+                'close every quoted field, and write a quote inside a field as two ("").'
+            ) from error
+        yield start, fields
+
+
+def require_distinct_columns(path: Path, columns: tuple[str, ...]) -> None:
+    repeated = sorted({name for name in columns if columns.count(name) > 1})
+    if repeated:
+        raise KerasformerError(
+            f"{path}:1: the header names {', '.join(map(repr, repeated))} more than once; "
+            "give every column a different name."
+        )
+
+
+def read_json_lines(path: Path) -> Table:
+    rows, columns = [], {}
+    for line, raw in enumerate(read_utf8_text(path).splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError as error:
+            raise KerasformerError(
+                f"{path}:{line}: not JSON ({error.msg} at column {error.colno}); give one "
+                'JSON object per line, e.g. {"text": "...", "label": "..."}.'
+            ) from None
+        if not isinstance(value, dict):
+            raise KerasformerError(
+                f"{path}:{line}: a JSON {type(value).__name__}, not an object; give one "
+                'JSON object per line, e.g. {"text": "...", "label": "..."}.'
+            )
+        columns.update(dict.fromkeys(value))
+        rows.append(Row(f"{path}:{line}", value))
+    if not rows:
+        raise KerasformerError(f"{path} is empty; give one JSON object per line.")
+    return Table(path, tuple(columns), tuple(rows))

@@ -1,0 +1,62 @@
+"""`kerasformer train --train-file`: a user's own table trains, exports and predicts."""
+
+import json
+
+from tests.helpers.cli import assert_one_line_error, run_cases
+from tests.helpers.data import topic_rows, write_topic_csv
+from tests.helpers.processes import run_commands
+
+TINY = ["--epochs", "1", "--batch-size", "16", "--vocab-size", "200", "--maxlen", "16",
+        "--embed-dim", "8", "--num-heads", "1", "--ff-dim", "8"]  # fmt: skip
+
+
+def test_a_csv_trains_under_its_own_name_and_predicts_in_a_fresh_process(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_topic_csv(tmp_path / "tickets.csv", topic_rows(copies=8))
+    (trained,) = run_commands(
+        ["train", "--train-file", "tickets.csv", "--text-column", "body",
+         "--label-column", "topic", *TINY],
+    )  # fmt: skip
+    assert trained["code"] == 0, trained
+    export_dir = tmp_path / "saved_models" / "tickets-transformer"
+    assert f"Exported to {export_dir.relative_to(tmp_path)}" in trained["stdout"]
+    metrics = json.loads((export_dir / "metrics.json").read_text())
+    assert metrics["config"]["train_file"] == "tickets.csv"
+    assert metrics["config"]["data_options"] == {"text_column": "body", "label_column": "topic"}
+    assert metrics["sizes"] == {"train": 38, "validation": 5, "test": 5}
+    assert (export_dir / "assets" / "class_names.txt").read_text().split() == ["sport", "travel"]
+    (predicted,) = run_commands(["predict", str(export_dir), "A record lap", "--json"])
+    assert predicted["code"] == 0, predicted
+    record = json.loads(predicted["stdout"].splitlines()[0])
+    assert record["class"] in ("sport", "travel")
+    assert sorted(record["probabilities"]) == ["sport", "travel"]
+
+
+def test_own_data_mistakes_are_one_line_before_training(tmp_path):
+    write_topic_csv(tmp_path / "tickets.csv", topic_rows(copies=2))
+    (tmp_path / "tickets.jsonl").write_text('{"text": "a", "label": "x"}\n')
+    (tmp_path / "folder" / "a").mkdir(parents=True)
+    (tmp_path / "folder" / "b").mkdir()
+    commands = [
+        ["train", "--dataset", "bbc_news", "--train-file", "tickets.csv"],
+        ["train", "--validation-file", "tickets.csv"],
+        ["train", "--text-column", "body"],
+        ["train", "--task", "translation", "--train-file", "pairs.tsv"],
+        ["train", "--train-file", "tickets.jsonl", "--delimiter", ";"],
+        ["train", "--train-file", "folder", "--text-column", "body"],
+        ["train", "--train-file", "tickets.csv", "--text-column", "message", "--label-column",
+         "topic"],
+    ]  # fmt: skip
+    results = run_cases([{"cwd": str(tmp_path), "argv": argv} for argv in commands])
+    expected = [
+        ("--dataset and --train-file both name the training data",),
+        ("validation_file go(es) with your own training data; give --train-file too",),
+        ("text_column go(es) with your own training data",),
+        ("translation does not read your own files yet", "--dataset"),
+        ("--delimiter do(es) not apply to tickets.jsonl, a JSON Lines file",),
+        ("--text-column do(es) not apply to folder, a folder of class folders",),
+        ("tickets.csv has no column 'message' (text_column)", "'body', 'topic'"),
+    ]
+    for result, phrases in zip(results, expected, strict=True):
+        assert_one_line_error(result, *phrases)
+    assert not (tmp_path / "saved_models").exists()
