@@ -3,13 +3,15 @@
 Each function returns the `TextClassificationData` the named datasets return, so
 ``train(config, data=from_csv("tickets.csv", text_column="body", label_column="team"))``
 trains on it. Class names come from the training file, sorted (numerically where every
-label is a whole number). A split without a file of its own is held out of the training
-file, stratified by class and seeded.
+label is a whole number; a folder's classes as text, as Keras sorts them). A split
+without a file of its own is held out of the training file, stratified by class and
+seeded: the test split first, then validation from what is left.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +56,7 @@ def from_csv(
     Args:
         train_file: The training examples.
         validation_file: Validation examples; by default ``validation_fraction`` of the
-            training file.
+            training file, after the test split is held out.
         test_file: Test examples; by default ``test_fraction`` of the training file.
         text_column: The text's column, by name or 0-based index; several columns
             (``"title,description"``) are joined by a space.
@@ -73,7 +75,7 @@ def from_csv(
     ('billing', 'hardware', 'login')
     """
     return classification_data(
-        name or Path(train_file).stem,
+        name or data_name(train_file),
         {"train": train_file, "validation": validation_file, "test": test_file},
         lambda path: table_examples(path, text_column, label_column, delimiter),
         validation_fraction, test_fraction, split_seed,
@@ -132,9 +134,10 @@ def from_directory(
     ('neg', 'pos')
     """
     return classification_data(
-        name or Path(train_dir).name,
+        name or data_name(train_dir),
         {"train": train_dir, "validation": validation_dir, "test": test_dir},
         folder_examples, validation_fraction, test_fraction, split_seed,
+        class_order=sorted,  # as text_dataset_from_directory: "10" before "2"
     )  # fmt: skip
 
 
@@ -175,6 +178,12 @@ def from_files(
     return read(train_file, validation_file, test_file, **given)
 
 
+def data_name(path: str | Path) -> str:
+    """What your data is called in messages and export names: a file's stem, a folder's name."""
+    path = Path(path).resolve()
+    return path.name if path.is_dir() else path.stem
+
+
 def table_examples(path, text_column, label_column, delimiter: str | None) -> list[Example]:
     table = read_table(path, delimiter)
     text_columns = table.column_names(text_column, "text_column")
@@ -202,13 +211,20 @@ def classification_data(
     validation_fraction: float,
     test_fraction: float,
     split_seed: int,
+    class_order: Callable[[set[str]], list[str]] | None = None,
 ) -> TextClassificationData:
     """Read each split given, number the classes of train, check every split against them,
-    and hold out of train the splits not given."""
+    and hold out of train the splits not given: the test split first, then validation
+    from what is left.
+
+    ``class_order`` sorts the class names (default: numerically where all are whole
+    numbers, else as text).
+    """
     parts = {split: read_examples(path) for split, path in sources.items() if path is not None}
     for examples in parts.values():
         require_texts_and_labels(examples)
-    class_names = sorted_class_names(parts["train"])
+    labels = {str(example.label).strip() for example in parts["train"]}
+    class_names = (class_order or sorted_class_names)(labels)
     if len(class_names) < 2:
         raise KerasformerError(
             f"{name}: every training example is of class {class_names[0]!r}; a classifier "
@@ -263,11 +279,10 @@ def label_kind(example: Example) -> str:
     )
 
 
-def sorted_class_names(train: list[Example]) -> list[str]:
-    """The training labels as class names: numerically sorted where all are whole numbers."""
-    names = {str(example.label).strip() for example in train}
-    if all(name.lstrip("-").isascii() and name.lstrip("-").isdigit() for name in names):
-        return sorted(names, key=int)
+def sorted_class_names(names: set[str]) -> list[str]:
+    """Class names numerically sorted where all are whole numbers, else as text."""
+    if all(re.fullmatch(r"-?[0-9]+", name) for name in names):
+        return sorted(names, key=lambda name: (int(name), name))  # "01" and "1" differ
     return sorted(names)
 
 

@@ -41,9 +41,15 @@ def read_class_folders(root: str | Path) -> dict[str, list[tuple[Path, str]]]:
         (folder.name, path)
         for folder in classes
         for path in sorted(folder.rglob("*.txt"))
-        if not any(part.startswith(".") for part in path.relative_to(root).parts)
+        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(root).parts)
     ]
     examples: dict[str, list[tuple[Path, str]]] = {folder.name: [] for folder in classes}
     for name, path in tqdm(files, desc=f"Reading {root}", unit=" files", leave=False, disable=None):
         examples[name].append((path, read_utf8_text(path)))
+    empty = [name for name, found in examples.items() if not found]
+    if empty:
+        raise KerasformerError(
+            f"{root / empty[0]} has no .txt files, so class {empty[0]!r} has no examples; "
+            "put its texts there, or remove the folder."
+        )
     return examples

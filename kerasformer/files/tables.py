@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +18,11 @@ from pathlib import Path
 from kerasformer.errors import KerasformerError
 from kerasformer.files.text_files import read_utf8_text
 
-# Delimiters a table may use when none is named; the first row decides.
+# Delimiters a table may use when none is named, in the order that breaks a tie; the
+# header row decides.
 SNIFFED_DELIMITERS = ",\t;|"
+# How a delimiter may be named on a command line, where a tab is hard to type.
+DELIMITER_NAMES = {"\\t": "\t", "tab": "\t"}
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
 
@@ -87,9 +91,9 @@ def read_table(path: str | Path, delimiter: str | None = None) -> Table:
 
 def read_delimited(path: Path, delimiter: str | None = None) -> Table:
     text = read_utf8_text(path)
-    delimiter = delimiter or sniff_delimiter(path, text)
+    delimiter = DELIMITER_NAMES.get(delimiter, delimiter) or sniff_delimiter(path, text)
     if len(delimiter) != 1:
-        raise KerasformerError(f"a delimiter is one character, got {delimiter!r}.")
+        raise KerasformerError(f"a delimiter is one character (or tab), got {delimiter!r}.")
     records = records_of(path, text, delimiter)
     header = next(records, None)
     if header is None:
@@ -107,17 +111,27 @@ def read_delimited(path: Path, delimiter: str | None = None) -> Table:
                 f"{delimiter!r}, or name the file's own delimiter."
             )
         rows.append(Row(f"{path}:{line}", dict(zip(columns, fields, strict=True))))
+    if not rows:
+        raise KerasformerError(f"{path} has a header but no rows; give one row per example.")
     return Table(path, columns, tuple(rows))
 
 
 def sniff_delimiter(path: Path, text: str) -> str:
-    header = text.split("\n", 1)[0]
-    found = [(header.count(delimiter), delimiter) for delimiter in SNIFFED_DELIMITERS]
-    count, delimiter = max(found)
-    if count == 0:
-        # One column, or a delimiter we do not guess: a tab-separated file has tabs.
-        return "\t" if path.suffix.lower() == ".tsv" else ","
-    return delimiter
+    """The candidate that splits the header into the most fields, quotes respected.
+
+    A tie (one column) goes to tab for a ``.tsv`` file and to comma otherwise.
+    """
+    header = re.split(r"\r\n|\r|\n", text, maxsplit=1)[0]
+    preferred = "\t" if path.suffix.lower() == ".tsv" else ","
+    candidates = sorted(SNIFFED_DELIMITERS, key=lambda delimiter: delimiter != preferred)
+    return max(candidates, key=lambda delimiter: header_fields(header, delimiter))
+
+
+def header_fields(header: str, delimiter: str) -> int:
+    try:
+        return len(next(csv.reader([header], delimiter=delimiter, strict=True), []))
+    except csv.Error:
+        return 0  # a quote this delimiter cannot explain
 
 
 def records_of(path: Path, text: str, delimiter: str) -> Iterator[tuple[int, list[str]]]:
@@ -152,7 +166,9 @@ def require_distinct_columns(path: Path, columns: tuple[str, ...]) -> None:
 
 def read_json_lines(path: Path) -> Table:
     rows, columns = [], {}
-    for line, raw in enumerate(read_utf8_text(path).splitlines(), start=1):
+    # Lines end at "\n" only: JSON strings may hold U+2028 and U+0085 as they are.
+    for line, raw in enumerate(read_utf8_text(path).split("\n"), start=1):
+        raw = raw.removesuffix("\r")
         if not raw.strip():
             continue
         try:

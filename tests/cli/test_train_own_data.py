@@ -22,6 +22,7 @@ def test_a_csv_trains_under_its_own_name_and_predicts_in_a_fresh_process(tmp_pat
     assert f"Exported to {export_dir.relative_to(tmp_path)}" in trained["stdout"]
     metrics = json.loads((export_dir / "metrics.json").read_text())
     assert metrics["config"]["train_file"] == "tickets.csv"
+    assert metrics["config"]["dataset"] == "tickets"
     assert metrics["config"]["data_options"] == {"text_column": "body", "label_column": "topic"}
     assert metrics["sizes"] == {"train": 38, "validation": 5, "test": 5}
     assert (export_dir / "assets" / "class_names.txt").read_text().split() == ["sport", "travel"]
@@ -39,6 +40,7 @@ def test_own_data_mistakes_are_one_line_before_training(tmp_path):
     (tmp_path / "folder" / "b").mkdir()
     commands = [
         ["train", "--dataset", "bbc_news", "--train-file", "tickets.csv"],
+        ["train", "--data-dir", "ag", "--train-file", "tickets.csv"],
         ["train", "--validation-file", "tickets.csv"],
         ["train", "--text-column", "body"],
         ["train", "--task", "translation", "--train-file", "pairs.tsv"],
@@ -50,6 +52,7 @@ def test_own_data_mistakes_are_one_line_before_training(tmp_path):
     results = run_cases([{"cwd": str(tmp_path), "argv": argv} for argv in commands])
     expected = [
         ("--dataset and --train-file both name the training data",),
+        ("--data-dir and --train-file both name the training data",),
         ("validation_file go(es) with your own training data; give --train-file too",),
         ("text_column go(es) with your own training data",),
         ("translation does not read your own files yet", "--dataset"),

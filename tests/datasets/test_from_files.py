@@ -188,3 +188,27 @@ def test_a_csv_trains_and_its_export_names_the_classes_in_a_fresh_process(tmp_pa
         str(export_dir),
     )
     assert read_back == [["sport", "travel"], [1, 2]]
+
+
+def test_whole_number_labels_that_differ_as_text_stay_apart_in_a_fixed_order(tmp_path):
+    rows = [(f"text {i} {label}", label) for i in range(5) for label in ("1", "01", "2", "-3")]
+    data = from_csv(write_topic_csv(tmp_path / "t.csv", rows), text_column="body",
+                    label_column="topic", validation_fraction=0.25, test_fraction=0.25)  # fmt: skip
+    assert data.class_names == ("-3", "01", "1", "2")
+    odd = [(f"text {i} {label}", label) for i in range(5) for label in ("--1", "2")]
+    data = from_csv(write_topic_csv(tmp_path / "odd.csv", odd), text_column="body",
+                    label_column="topic", validation_fraction=0.4, test_fraction=0.4)  # fmt: skip
+    assert data.class_names == ("--1", "2")
+
+
+def test_class_folders_keep_keras_order_and_an_empty_one_is_refused(tmp_path):
+    for name in ("10", "2"):
+        (tmp_path / name).mkdir()
+        for i in range(3):
+            (tmp_path / name / f"{i}.txt").write_text(f"text {i} of {name}")
+    data = from_directory(tmp_path, validation_fraction=1 / 3, test_fraction=1 / 3)
+    assert data.class_names == ("10", "2")  # as text_dataset_from_directory sorts them
+    (tmp_path / "3").mkdir()
+    (tmp_path / "3" / "notes.txt").mkdir()  # a folder with a .txt name is no example
+    with pytest.raises(KerasformerError, match=r"3 has no .txt files, so class '3' has no"):
+        from_directory(tmp_path)

@@ -84,3 +84,38 @@ def test_a_file_that_is_not_utf8_is_refused_at_its_line(tmp_path):
 def test_a_missing_file_is_named(tmp_path):
     with pytest.raises(KerasformerError, match="is not a file"):
         read_table(tmp_path / "missing.csv")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "columns"),
+    [
+        # a quoted header cell holding commas: the quotes are respected
+        ("q.csv", '"A, b";label\n"Good, fast";pos\n', ("A, b", "label")),
+        # one comma against one tab in a .tsv: tab wins the tie
+        ("tie.tsv", "title, body\tlabel\nhello, world\tpos\n", ("title, body", "label")),
+        # Excel's "CSV (Macintosh)": lines end in a bare carriage return
+        ("mac.csv", 'text;label\r"a, b, c";pos\r', ("text", "label")),
+    ],
+)  # fmt: skip
+def test_sniffing_respects_quotes_ties_and_bare_carriage_returns(tmp_path, name, text, columns):
+    table = read_table(write(tmp_path / name, text))
+    assert table.columns == columns
+    assert len(table.rows) == 1 and table.rows[0].values[columns[1]] == "pos"
+
+
+@pytest.mark.parametrize("named", ["\\t", "tab", "\t"])
+def test_a_tab_may_be_named_as_typed(tmp_path, named):
+    table = read_table(write(tmp_path / "t.txt", "a\tb,c\n1\t2,3\n"), delimiter=named)
+    assert table.columns == ("a", "b,c")
+
+
+def test_a_header_without_rows_is_refused(tmp_path):
+    with pytest.raises(KerasformerError, match="t.csv has a header but no rows"):
+        read_table(write(tmp_path / "t.csv", "text,label\n"))
+
+
+def test_json_strings_may_hold_line_and_paragraph_separators(tmp_path):
+    path = write(tmp_path / "t.jsonl", '{"text": "one\u2028two\u0085three"}\r\n{"text": "b"}\n')
+    table = read_table(path)
+    assert [row.values["text"] for row in table.rows] == ["one\u2028two\u0085three", "b"]
+    assert [row.where for row in table.rows] == [f"{path}:1", f"{path}:2"]

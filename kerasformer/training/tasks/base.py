@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from kerasformer.datasets.from_files import data_name
 from kerasformer.errors import KerasformerError
 from kerasformer.files.export_kind import BERT_PART, require_export_kind
 from kerasformer.network import is_url
@@ -140,7 +141,7 @@ class Task:
         The data is the dataset's name, or the training file's (without its suffix).
         """
         model = self.entry.model(config.model)
-        data = config.dataset if config.train_file is None else Path(config.train_file).stem
+        data = config.dataset if config.train_file is None else data_name(config.train_file)
         name = f"{data}-{config.model}"
         if config.resolved_recipe() != model.default_recipe:
             name += f"-{config.resolved_recipe()}"
