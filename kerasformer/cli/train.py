@@ -250,13 +250,16 @@ def run(args: argparse.Namespace) -> int:
     entry = registry.task_entry(args.task)
     args.model = args.model or entry.model_names[0]
     given = {name: getattr(args, name, None) for name in RUN_SETTINGS}
-    if args.train_file is not None:
-        require_no_dataset(args)
+    if args.train_file is not None and args.dataset is not None:
+        from kerasformer.errors import KerasformerError
+
+        raise KerasformerError(
+            "--dataset and --train-file both name the training data; give one of them."
+        )
     config = TrainingConfig(
         task=args.task,
         model=args.model,
-        # With your own files, the dataset recorded with the run is their name.
-        dataset=args.dataset or own_data_name(args) or entry.dataset_names[0],
+        dataset=args.dataset or entry.dataset_names[0],
         model_options=model_options(args),
         task_options=task_options(args),
         data_options=data_options(args),
@@ -281,22 +284,6 @@ def run(args: argparse.Namespace) -> int:
         written.remove(HISTORY_PLOT_FILE)
     print(f"\nExported to {result.export_dir} ({', '.join(written)}).")
     return 0
-
-
-def require_no_dataset(args: argparse.Namespace) -> None:
-    from kerasformer.errors import KerasformerError
-
-    for flag, value in (("--dataset", args.dataset), ("--data-dir", args.data_dir)):
-        if value is not None:
-            raise KerasformerError(
-                f"{flag} and --train-file both name the training data; give one of them."
-            )
-
-
-def own_data_name(args: argparse.Namespace) -> str | None:
-    from kerasformer.datasets.from_files import data_name
-
-    return None if args.train_file is None else data_name(args.train_file)
 
 
 def data_options(args: argparse.Namespace) -> dict:

@@ -37,6 +37,11 @@ class Example:
     text: str
     label: object
 
+    @property
+    def class_name(self) -> str:
+        """The label as a class name: ``3`` and ``"3"`` name the same class."""
+        return str(self.label).strip()
+
 
 def from_csv(
     train_file: str | Path,
@@ -167,14 +172,11 @@ def from_files(
         read, kind = from_jsonl, "a JSON Lines file"
     else:
         read, kind = from_csv, "a CSV or TSV file"
-    taken = set(inspect.signature(read).parameters)
-    stray = sorted(
-        name for name, value in options.items() if value is not None and name not in taken
-    )
+    given = {name: value for name, value in options.items() if value is not None}
+    stray = sorted(set(given) - set(inspect.signature(read).parameters))
     if stray:
         flags = ", ".join("--" + name.replace("_", "-") for name in stray)
         raise KerasformerError(f"{flags} do(es) not apply to {path}, {kind}.")
-    given = {name: value for name, value in options.items() if value is not None}
     return read(train_file, validation_file, test_file, **given)
 
 
@@ -223,7 +225,7 @@ def classification_data(
     parts = {split: read_examples(path) for split, path in sources.items() if path is not None}
     for examples in parts.values():
         require_texts_and_labels(examples)
-    labels = {str(example.label).strip() for example in parts["train"]}
+    labels = {example.class_name for example in parts["train"]}
     class_names = (class_order or sorted_class_names)(labels)
     if len(class_names) < 2:
         raise KerasformerError(
@@ -289,7 +291,7 @@ def sorted_class_names(names: set[str]) -> list[str]:
 def labelled(examples: list[Example], index: dict[str, int]) -> LabeledTexts:
     labels = []
     for example in examples:
-        label = str(example.label).strip()
+        label = example.class_name
         if label not in index:
             raise KerasformerError(
                 f"{example.where}: label {label!r} is not in the training data (its classes: "

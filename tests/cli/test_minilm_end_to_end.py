@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.data import write_synthetic_squad
+from tests.helpers.data import topic_rows, write_synthetic_squad, write_topic_csv
 from tests.helpers.pictures import assert_not_blank, plotly_traces, read_png
 from tests.helpers.processes import run_console_script, run_python_json
 
@@ -156,3 +156,23 @@ def test_the_bert_classifier_evaluates_and_its_distilled_student_predicts(read_b
     assert record["status"] == "ok" and abs(sum(record["probabilities"].values()) - 1) < 1e-3
     teacher = json.loads((workspace / "exp" / "student" / "metrics.json").read_text())
     assert teacher["config"]["teacher"].endswith("exp/cls")
+
+
+def test_a_bert_classifier_trains_on_a_users_csv_and_predicts_elsewhere(workspace):
+    write_topic_csv(workspace / "tickets.csv", topic_rows(copies=4))
+    handles = ["--preprocess", "hub/minilm/preprocess", "--encoder", "hub/minilm/encoder"]
+    trained = run_console_script(
+        "train", "--model", "bert", "--train-file", "tickets.csv", "--text-column", "body",
+        "--label-column", "topic", *handles, "--recipe", "frozen", "--epochs", "1",
+        "--batch-size", "8", "--export-dir", "exp/tickets", cwd=workspace,
+    )  # fmt: skip
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    elsewhere = workspace / "elsewhere"
+    elsewhere.mkdir(exist_ok=True)
+    predicted = run_console_script(
+        "predict", workspace / "exp" / "tickets", "A record lap", "--json", cwd=elsewhere
+    )
+    assert predicted.returncode == 0, predicted.stderr[-3000:]
+    record = json.loads(predicted.stdout.splitlines()[0])
+    assert record["status"] == "ok" and record["class"] in ("sport", "travel")
+    assert sorted(record["probabilities"]) == ["sport", "travel"]

@@ -77,6 +77,10 @@ class Task:
                     f"{what} go(es) with your own training data; give --train-file too."
                 )
             return
+        if config.data_dir is not None:
+            raise KerasformerError(
+                "--data-dir and --train-file both name the training data; give one of them."
+            )
         if self.entry.file_reader is None:
             raise KerasformerError(
                 f"--task {self.name} does not read your own files yet; use one of its "
@@ -131,18 +135,18 @@ class Task:
 
     def record(self, config) -> dict:
         """The settings as saved with the metrics: the run's, then the task's own."""
-        run = {key: value for key, value in dataclasses.asdict(config).items()}
+        run = {**dataclasses.asdict(config), "dataset": self.data_name(config)}
         run.pop("task_options")
         return {**run, **dataclasses.asdict(self.settings(config, checked=False))}
 
-    def export_name(self, config) -> str:
-        """The default export directory's name: data, model, recipe if not the default.
+    def data_name(self, config) -> str:
+        """The dataset's name, or your training file's (without its suffix)."""
+        return config.dataset if config.train_file is None else data_name(config.train_file)
 
-        The data is the dataset's name, or the training file's (without its suffix).
-        """
+    def export_name(self, config) -> str:
+        """The default export directory's name: data, model, recipe if not the default."""
         model = self.entry.model(config.model)
-        data = config.dataset if config.train_file is None else data_name(config.train_file)
-        name = f"{data}-{config.model}"
+        name = f"{self.data_name(config)}-{config.model}"
         if config.resolved_recipe() != model.default_recipe:
             name += f"-{config.resolved_recipe()}"
         return name + self.entry.export_suffix
