@@ -159,6 +159,8 @@ TASKS: dict[str, TaskEntry] = {
             ),
             export_kind="translator",
             headline_metrics=("bleu", "chrf", "token_accuracy"),
+            file_reader="kerasformer.datasets.pairs_from_files:from_sentence_pairs",
+            data_options=frozenset({"source_column", "target_column", "delimiter"}),
         ),
         TaskEntry(
             "language-model",
@@ -171,13 +173,14 @@ TASKS: dict[str, TaskEntry] = {
             models=(
                 ModelEntry(
                     "transformer",
-                    TRANSFORMER_OPTIONS | {"num_layers"},
+                    TRANSFORMER_OPTIONS | {"num_layers", "vocab_size"},
                     builder="kerasformer.models.language_model:build_transformer_language_model",
                     defaults="kerasformer.models.language_model:DEFAULTS",
                 ),
             ),
             export_kind="language-model",
             headline_metrics=("perplexity",),
+            file_reader="kerasformer.datasets.corpus_from_files:from_text_files",
         ),
         TaskEntry(
             "question-answering",
@@ -194,6 +197,7 @@ TASKS: dict[str, TaskEntry] = {
             ),
             export_kind="question answerer",
             headline_metrics=("exact_match", "f1"),
+            file_reader="kerasformer.datasets.questions_from_files:from_squad_files",
         ),
         TaskEntry(
             "distillation",

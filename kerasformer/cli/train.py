@@ -49,7 +49,7 @@ RUN_SETTINGS = (
     "train_file", "validation_file", "test_file", "test_fraction",
 )  # fmt: skip
 # Options of a task's reader of your own files (see kerasformer.registry.TaskEntry).
-DATA_OPTIONS = ("text_column", "label_column", "delimiter")
+DATA_OPTIONS = ("text_column", "label_column", "delimiter", "source_column", "target_column")
 # Settings of a task's own that a command sets (distill's); see TrainingConfig.task_options.
 TASK_SETTINGS = (
     "teacher", "temperature", "teacher_weight", "unlabelled_texts", "augmented_copies"
@@ -131,6 +131,9 @@ OWN_DATA_FLAGS = (
      "comma-separated, are joined (default text)"),
     ("--label-column", "COLUMN", "the label's column (default label)"),
     ("--delimiter", "D", "the field separator of a CSV or TSV file (default: sniffed)"),
+    ("--source-column", "COLUMN",
+     "translation: the source sentence's column; its name is the language's (default source)"),
+    ("--target-column", "COLUMN", "translation: the translation's column (default target)"),
 )  # fmt: skip
 
 
@@ -138,7 +141,8 @@ def add_own_data_arguments(parser: argparse.ArgumentParser) -> None:
     own = parser.add_argument_group(
         "your own data (instead of --dataset)",
         "classification: a CSV or TSV file with a header, a JSON Lines file, or a folder "
-        "with one sub-folder of .txt files per class",
+        "with one sub-folder of .txt files per class; translation: a TSV, CSV or JSON Lines "
+        "file of sentence pairs; language-model: UTF-8 text files (or folders of .txt files)",
     )
     for flag, metavar, text in OWN_DATA_FLAGS:
         own.add_argument(flag, metavar=metavar, help=text)

@@ -6,7 +6,10 @@ from pathlib import Path
 
 from kerasformer.datasets.ag_news import load_ag_news
 from kerasformer.datasets.bbc_news import load_bbc_news
+from kerasformer.datasets.corpus_from_files import from_text_files
 from kerasformer.datasets.from_files import from_csv, from_directory, from_jsonl
+from kerasformer.datasets.pairs_from_files import from_sentence_pairs
+from kerasformer.datasets.questions_from_files import from_squad_files
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
 from kerasformer.datasets.spa_eng import SPA_ENG_URL, load_spa_eng
 from kerasformer.datasets.text_classification_data import (
@@ -57,6 +60,9 @@ __all__ = [
     "from_csv",
     "from_directory",
     "from_jsonl",
+    "from_sentence_pairs",
+    "from_squad_files",
+    "from_text_files",
     "load_ag_news",
     "load_bbc_news",
     "load_dataset",

@@ -58,3 +58,35 @@ def grouped_split(
         name: rng.permutation(np.flatnonzero(split_of_item == index))
         for index, name in enumerate(SPLITS)
     }
+
+
+def split_the_rest(
+    group_keys: Sequence[Hashable],
+    given: set[str],
+    validation_fraction: float,
+    test_fraction: float,
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """Indices of a training file's items for train and for each split not ``given``.
+
+    A user's own files: the splits that came as files of their own take nothing from the
+    training file; the others are dealt from it by `grouped_split`.
+    """
+    indices = grouped_split(
+        group_keys,
+        0.0 if "validation" in given else validation_fraction,
+        0.0 if "test" in given else test_fraction,
+        seed,
+    )
+    return {split: chosen for split, chosen in indices.items() if split not in given - {"train"}}
+
+
+def require_every_split(name: str, sizes: dict[str, int], noun: str, fix: str) -> None:
+    """A one-line error naming the first empty split of a user's data and the fixes."""
+    for split in SPLITS:
+        if sizes[split] == 0:
+            fixes = f"{fix}, a --{split}-file, or a larger --{split}-fraction"
+            raise KerasformerError(
+                f"{name}: the {split} split would have no {noun}; give "
+                f"{fix if split == 'train' else fixes}."
+            )

@@ -129,6 +129,12 @@ def read_squad_file(path: Path) -> SquadExamples:
     try:
         document = json.loads(read_utf8_text(path))
         rows = list(squad_rows(document))
+    except UnanswerableQuestion as error:
+        raise KerasformerError(
+            f"{path}: question {error.args[0]} is unanswerable (SQuAD 2.0's is_impossible); "
+            "kerasformer trains on answerable questions (SQuAD v1.1) only: remove the "
+            "unanswerable ones."
+        ) from None
     except json.JSONDecodeError as error:
         raise KerasformerError(f"{path}:{error.lineno}: not JSON ({error.msg}).") from None
     except (KeyError, TypeError, AttributeError) as error:
@@ -156,12 +162,18 @@ def read_squad_file(path: Path) -> SquadExamples:
     )
 
 
+class UnanswerableQuestion(Exception):
+    """A SQuAD 2.0 question marked ``is_impossible``; its id is the argument."""
+
+
 def squad_rows(document: dict):
     for article in document["data"]:
         for paragraph in article["paragraphs"]:
             context = paragraph["context"]
             for question in paragraph["qas"]:
                 answers = question["answers"]
+                if question.get("is_impossible"):
+                    raise UnanswerableQuestion(question["id"])
                 if not answers:
                     raise KeyError(f"question {question['id']} has no answers")
                 yield (

@@ -88,8 +88,13 @@ def download_wikitext2() -> Path:
 
 def read_tokens(path: Path) -> tuple[str, ...]:
     """Every line's whitespace-separated tokens followed by ``<eos>``, as one sequence."""
+    return line_tokens(text_lines(read_utf8_text(path)))
+
+
+def line_tokens(lines) -> tuple[str, ...]:
+    """Each line's whitespace-separated tokens followed by ``<eos>``, as one sequence."""
     tokens = []
-    for line in text_lines(read_utf8_text(path)):
+    for line in lines:
         # Interned: two million tokens share the strings of a 33,278-word vocabulary.
         tokens.extend(map(sys.intern, line.split()))
         tokens.append(END_OF_LINE)

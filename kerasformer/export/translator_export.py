@@ -55,9 +55,15 @@ class TranslatorServing(tf.Module):
 
 
 def write_translator(
-    translator: Translator, directory: Path, beam_width: int = DEFAULT_BEAM_WIDTH
+    translator: Translator,
+    directory: Path,
+    beam_width: int = DEFAULT_BEAM_WIDTH,
+    languages: tuple[str, str] | None = None,
 ) -> None:
-    """Write the SavedModel, ``model.keras`` and the vocabularies into ``directory``."""
+    """Write the SavedModel, ``model.keras`` and the vocabularies into ``directory``.
+
+    ``languages``, the source's and the target's names, are recorded in the settings.
+    """
     directory = Path(directory)
     serving = TranslatorServing(translator, beam_width)
     tf.saved_model.save(
@@ -74,4 +80,6 @@ def write_translator(
         "maxlen": translator.maxlen,
         "beam_width": beam_width,
     }
+    if languages is not None:
+        settings["source_language"], settings["target_language"] = languages
     write_settings(directory / SETTINGS_FILE, settings)

@@ -3,7 +3,7 @@
 import json
 
 from tests.helpers.cli import assert_one_line_error, run_cases
-from tests.helpers.data import topic_rows, write_topic_csv
+from tests.helpers.data import synthetic_squad_document, topic_rows, write_topic_csv
 from tests.helpers.processes import run_commands
 
 TINY = ["--epochs", "1", "--batch-size", "16", "--vocab-size", "200", "--maxlen", "16",
@@ -43,7 +43,7 @@ def test_own_data_mistakes_are_one_line_before_training(tmp_path):
         ["train", "--data-dir", "ag", "--train-file", "tickets.csv"],
         ["train", "--validation-file", "tickets.csv"],
         ["train", "--text-column", "body"],
-        ["train", "--task", "translation", "--train-file", "pairs.tsv"],
+        ["distill", "--teacher", "t", "--train-file", "tickets.csv"],
         ["train", "--train-file", "tickets.jsonl", "--delimiter", ";"],
         ["train", "--train-file", "folder", "--text-column", "body"],
         ["train", "--train-file", "tickets.csv", "--text-column", "message", "--label-column",
@@ -55,7 +55,7 @@ def test_own_data_mistakes_are_one_line_before_training(tmp_path):
         ("--data-dir and --train-file both name the training data",),
         ("validation_file go(es) with your own training data; give --train-file too",),
         ("text_column go(es) with your own training data",),
-        ("translation does not read your own files yet", "--dataset"),
+        ("distillation does not read your own files yet", "--dataset"),
         ("--delimiter do(es) not apply to tickets.jsonl, a JSON Lines file",),
         ("--text-column do(es) not apply to folder, a folder of class folders",),
         ("tickets.csv has no column 'message' (text_column)", "'body', 'topic'"),
@@ -63,3 +63,62 @@ def test_own_data_mistakes_are_one_line_before_training(tmp_path):
     for result, phrases in zip(results, expected, strict=True):
         assert_one_line_error(result, *phrases)
     assert not (tmp_path / "saved_models").exists()
+
+
+SMALL_SEQUENCE_MODEL = ["--epochs", "1", "--batch-size", "8", "--vocab-size", "60",
+                        "--maxlen", "8", "--embed-dim", "8", "--num-heads", "1", "--ff-dim", "8",
+                        "--num-layers", "1"]  # fmt: skip
+
+
+def test_pairs_a_corpus_and_squad_json_train_and_answer_in_a_fresh_process(
+    tmp_path, monkeypatch, tiny_hub_bert
+):
+    """Every task's own files, end to end: each export read back by another process."""
+    monkeypatch.chdir(tmp_path)
+    pairs = "".join(f"one {i} two\tuno {i} dos\n" for i in range(40))
+    (tmp_path / "eng-spa.tsv").write_text("English\tSpanish\n" + pairs, "utf-8")
+    paragraphs = "\n".join(f"the cat sat on mat {i} .\nit was warm .\n" for i in range(30))
+    (tmp_path / "story.txt").write_text(paragraphs, "utf-8")
+    write_json(tmp_path / "faq.json", synthetic_squad_document(10, 4, seed=0))
+    bert = ["--preprocess", tiny_hub_bert.preprocess, "--encoder", tiny_hub_bert.encoder,
+            "--seq-length", "32", "--doc-stride", "16"]  # fmt: skip
+    trained = run_commands(
+        ["train", "--task", "translation", "--train-file", "eng-spa.tsv",
+         "--source-column", "English", "--target-column", "Spanish", *SMALL_SEQUENCE_MODEL],
+        ["train", "--task", "language-model", "--train-file", "story.txt",
+         *SMALL_SEQUENCE_MODEL],
+        ["train", "--task", "question-answering", "--model", "bert", "--train-file", "faq.json",
+         "--epochs", "1", "--batch-size", "8", *bert],
+        timeout=600,
+    )  # fmt: skip
+    for result in trained:
+        assert result["code"] == 0, result["stderr"][-3000:]
+    exports = tmp_path / "saved_models"
+    translator = json.loads((exports / "eng-spa-transformer" / "translator.json").read_text())
+    assert (translator["source_language"], translator["target_language"]) == (
+        "English", "Spanish"
+    )  # fmt: skip
+    for name, sizes in (("eng-spa-transformer", {"train": 32, "validation": 4, "test": 4}),
+                        ("story-transformer", None), ("faq-bert", None)):  # fmt: skip
+        metrics = json.loads((exports / name / "metrics.json").read_text())
+        assert metrics["config"]["dataset"] == name.rsplit("-", 1)[0]
+        if sizes:
+            assert metrics["sizes"] == sizes
+    context = "said coach profit today"
+    translated, generated, answered = run_commands(
+        ["translate", exports / "eng-spa-transformer", "one 3 two"],
+        ["generate", exports / "story-transformer", "the cat", "--max-tokens", "3"],
+        ["answer", exports / "faq-bert", "--question", "which team", "--context", context,
+         "--json"],
+    )  # fmt: skip
+    for result in (translated, generated, answered):
+        assert result["code"] == 0, result["stderr"][-3000:]
+    assert len(translated["stdout"].splitlines()) == 1
+    assert generated["stdout"].startswith("the cat")
+    answer = json.loads(answered["stdout"].splitlines()[0])
+    assert context[answer["start"] : answer["end"]] == answer["answer"]
+
+
+def write_json(path, document):
+    path.write_text(json.dumps(document), "utf-8")
+    return path

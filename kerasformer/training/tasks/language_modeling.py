@@ -35,7 +35,7 @@ class LanguageModelingTask(Task):
 
     def build(self, config, data: LanguageModelData):
         options = {**DEFAULTS, **config.model_options}
-        vocabulary = data.vocabulary()
+        vocabulary = capped_vocabulary(data.vocabulary(), options.pop("vocab_size", None))
         try:
             model = build_transformer_language_model(len(vocabulary) + 2, **options)
         except (TypeError, ValueError) as error:
@@ -71,6 +71,21 @@ class LanguageModelingTask(Task):
 
     def write_export(self, generator: TextGenerator, data, directory: Path) -> None:
         write_generator(generator, directory)
+
+
+def capped_vocabulary(vocabulary: list[str], vocab_size: int | None) -> list[str]:
+    """The most frequent words, ``vocab_size`` ids in all (padding and unknown included),
+    ``<eos>`` always among them."""
+    if vocab_size is None:
+        return vocabulary
+    if vocab_size < 3:
+        raise KerasformerError(
+            f"a vocabulary of {vocab_size} tokens leaves no room for words; use at least 3."
+        )
+    capped = vocabulary[: vocab_size - 2]
+    if END_OF_LINE in vocabulary and END_OF_LINE not in capped:
+        capped[-1] = END_OF_LINE  # generation stops at it, so it always has an id
+    return capped
 
 
 def token_ids(tokens, index: dict[str, int]) -> np.ndarray:

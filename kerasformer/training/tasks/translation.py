@@ -69,7 +69,9 @@ class TranslationTask(Task):
         }
 
     def write_export(self, translator: Translator, data: TranslationData, directory: Path) -> None:
-        write_translator(translator, directory)
+        write_translator(
+            translator, directory, languages=(data.source_language, data.target_language)
+        )
 
 
 def evaluate_translations(

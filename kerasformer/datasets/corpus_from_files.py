@@ -1,0 +1,108 @@
+"""Your own text for a language model: UTF-8 text files, one per split or one split by paragraph.
+
+``from_text_files("novel.txt")`` returns the `LanguageModelData` WikiText-2 returns,
+tokenised the same way: each line's whitespace-separated words, then ``<eos>``. Text
+that is not already tokenised keeps punctuation on its words ("end." and "end" are two
+tokens). A split without a file of its own is held out of the training text in whole
+paragraphs (runs of lines between blank lines; lines, in a text of fewer than ten),
+seeded, and each split keeps the text's order, so a model reads running text, never
+lines shuffled out of their context.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kerasformer.datasets.from_files import data_name
+from kerasformer.datasets.grouped_split import (
+    require_every_split,
+    require_fractions,
+    split_the_rest,
+)
+from kerasformer.datasets.splits import SPLITS
+from kerasformer.datasets.wikitext import LanguageModelData, line_tokens, text_lines
+from kerasformer.errors import KerasformerError
+from kerasformer.files.text_files import read_utf8_text
+
+TEXT_SUFFIX = ".txt"
+MIN_PARAGRAPHS = 10
+
+
+def from_text_files(
+    train_file: str | Path,
+    validation_file: str | Path | None = None,
+    test_file: str | Path | None = None,
+    *,
+    validation_fraction: float = 0.1,
+    test_fraction: float = 0.1,
+    split_seed: int = 0,
+    name: str | None = None,
+) -> LanguageModelData:
+    """A token stream per split from UTF-8 text files.
+
+    Args:
+        train_file: The training text: a file, or a folder whose ``.txt`` files (in any
+            sub-folder) are read in sorted order as one text.
+        validation_file: Validation text (a file or folder); by default
+            ``validation_fraction`` of the training text's paragraphs.
+        test_file: Test text; by default ``test_fraction`` of the training paragraphs.
+        validation_fraction: Part of the training paragraphs held out for validation.
+        test_fraction: Part of the training paragraphs held out for testing.
+        split_seed: Seed choosing which paragraphs are held out.
+        name: The dataset's name in messages and export names; the training file's stem
+            (or folder's name) by default.
+
+    Example:
+
+    >>> data = from_text_files("novel.txt")
+    >>> data.sizes()
+    {'train': 81234, 'validation': 10311, 'test': 9987}
+    """
+    require_fractions(validation_fraction, test_fraction)
+    files = {"train": train_file, "validation": validation_file, "test": test_file}
+    lines = {split: corpus_lines(path) for split, path in files.items() if path is not None}
+    train = lines["train"]
+    indices = split_the_rest(
+        paragraph_numbers(train), set(lines), validation_fraction, test_fraction, split_seed
+    )
+    # Each split keeps the text's order.
+    lines.update({split: [train[i] for i in sorted(chosen)] for split, chosen in indices.items()})
+    name = name or data_name(train_file)
+    words = {split: sum(len(line.split()) for line in lines[split]) for split in SPLITS}
+    require_every_split(name, words, "words", "more paragraphs (separated by blank lines)")
+    return LanguageModelData(name=name, splits={s: line_tokens(lines[s]) for s in SPLITS})
+
+
+def corpus_lines(path: str | Path) -> list[str]:
+    """The lines of a text file, or of a folder's ``.txt`` files one after another."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob(f"*{TEXT_SUFFIX}") if p.is_file())
+        if not files:
+            raise KerasformerError(
+                f"{path} holds no {TEXT_SUFFIX} files; give a text file, or a folder of them."
+            )
+    elif path.is_file():
+        files = [path]
+    else:
+        raise KerasformerError(f"{path} does not exist; give a UTF-8 text file or a folder.")
+    lines = [line for file in files for line in text_lines(read_utf8_text(file))]
+    if not any(line.strip() for line in lines):
+        raise KerasformerError(f"{path} holds no text; give a file with words in it.")
+    return lines
+
+
+def paragraph_numbers(lines: list[str]) -> list[int]:
+    """Each line's paragraph: a blank line ends one (and belongs to it).
+
+    A text of fewer than ``MIN_PARAGRAPHS`` paragraphs (one without blank lines) is
+    dealt line by line: whole paragraphs could not make three splits of it.
+    """
+    numbers, paragraph = [], 0
+    for line in lines:
+        numbers.append(paragraph)
+        if not line.strip():
+            paragraph += 1
+    if len(set(numbers)) < MIN_PARAGRAPHS:
+        return list(range(len(lines)))
+    return numbers

@@ -1,0 +1,121 @@
+"""Your own sentence pairs for translation: a TSV/CSV table with a header, or JSON Lines.
+
+``from_sentence_pairs("pairs.tsv", source_column="English", target_column="French")``
+returns the `TranslationData` the named datasets return. The two columns' names are the
+languages' names, recorded in the export. A split without a file of its own is held out
+of the training file, seeded and grouped by source sentence, as spa-eng is split: every
+translation of one sentence lands in the same split.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from kerasformer.datasets.from_files import data_name
+from kerasformer.datasets.grouped_split import (
+    require_every_split,
+    require_fractions,
+    split_the_rest,
+)
+from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
+from kerasformer.datasets.splits import SPLITS
+from kerasformer.errors import KerasformerError
+from kerasformer.files.tables import read_table
+
+
+def from_sentence_pairs(
+    train_file: str | Path,
+    validation_file: str | Path | None = None,
+    test_file: str | Path | None = None,
+    *,
+    source_column: str | int = "source",
+    target_column: str | int = "target",
+    delimiter: str | None = None,
+    validation_fraction: float = 0.1,
+    test_fraction: float = 0.1,
+    split_seed: int = 0,
+    name: str | None = None,
+) -> TranslationData:
+    """Sentence pairs from TSV/CSV files with a header row, or from JSON Lines files.
+
+    Args:
+        train_file: The training pairs.
+        validation_file: Validation pairs; by default ``validation_fraction`` of the
+            training file's pairs.
+        test_file: Test pairs; by default ``test_fraction`` of the training file's pairs.
+        source_column: The source sentence's column (or JSON key), by name or 0-based index.
+        target_column: The translation's column (or JSON key), by name or 0-based index.
+        delimiter: The field separator of a TSV/CSV file; sniffed from the header by default.
+        validation_fraction: Part of the training file held out for validation.
+        test_fraction: Part of the training file held out for testing.
+        split_seed: Seed of the held-out splits and of the order inside each split.
+        name: The dataset's name in messages and export names; the training file's stem
+            by default.
+
+    Example:
+
+    >>> data = from_sentence_pairs("eng-fra.tsv", source_column="English",
+    ...                            target_column="French")
+    >>> data.source_language, data.target_language
+    ('English', 'French')
+    """
+    require_fractions(validation_fraction, test_fraction)
+    files = {"train": train_file, "validation": validation_file, "test": test_file}
+    read = {
+        split: read_pairs(path, source_column, target_column, delimiter)
+        for split, path in files.items()
+        if path is not None
+    }
+    source_language, target_language, _ = read["train"]
+    splits = {split: pairs for split, (_, _, pairs) in read.items()}
+    train = splits["train"]
+    indices = split_the_rest(
+        train.sources, set(splits), validation_fraction, test_fraction, split_seed
+    )
+    splits.update(
+        {split: SentencePairs(train.sources[i], train.targets[i]) for split, i in indices.items()}
+    )
+    name = name or data_name(train_file)
+    sizes = {split: len(splits[split]) for split in SPLITS}
+    require_every_split(name, sizes, "pairs", "more pairs")
+    return TranslationData(
+        name=name,
+        source_language=source_language,
+        target_language=target_language,
+        splits={split: splits[split] for split in SPLITS},
+    )
+
+
+def read_pairs(
+    path: str | Path, source_column, target_column, delimiter: str | None
+) -> tuple[str, str, SentencePairs]:
+    """The source and target columns' names, and the file's pairs in file order."""
+    table = read_table(path, delimiter)
+    (source,) = table.column_names([source_column], "source_column")
+    (target,) = table.column_names([target_column], "target_column")
+    if source == target:
+        raise KerasformerError(
+            f"{table.path}: the source and target columns are both {source!r}; name two "
+            "different columns."
+        )
+    sources, targets = [], []
+    for row in table.rows:
+        sides = []
+        for side, column in (("source", source), ("target", target)):
+            value = row.values.get(column)
+            if not isinstance(value, str) or not value.strip():
+                what = (
+                    "missing" if value is None else "not text" if not isinstance(value, str)
+                    else "empty"
+                )  # fmt: skip
+                raise KerasformerError(
+                    f"{row.where}: the {side} sentence ({column!r}) is {what}; give both "
+                    "sentences of every pair as text, or remove the row."
+                )
+            sides.append(" ".join(value.split()))
+        sources.append(sides[0])
+        targets.append(sides[1])
+    pairs = SentencePairs(np.array(sources, dtype=object), np.array(targets, dtype=object))
+    return source, target, pairs

@@ -1,0 +1,68 @@
+"""Your own questions for span question answering: SQuAD v1.1-format JSON files.
+
+``from_squad_files("faq.json")`` returns the `QuestionAnsweringData` SQuAD returns. A
+split without a file of its own is held out of the training file by article (its
+``title``), seeded, so no paragraph is read in two splits.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kerasformer.datasets.from_files import data_name
+from kerasformer.datasets.grouped_split import (
+    require_every_split,
+    require_fractions,
+    split_the_rest,
+)
+from kerasformer.datasets.splits import SPLITS
+from kerasformer.datasets.squad import QuestionAnsweringData, SquadExamples, read_squad_file
+from kerasformer.errors import KerasformerError
+
+
+def from_squad_files(
+    train_file: str | Path,
+    validation_file: str | Path | None = None,
+    test_file: str | Path | None = None,
+    *,
+    validation_fraction: float = 0.1,
+    test_fraction: float = 0.1,
+    split_seed: int = 0,
+    name: str | None = None,
+) -> QuestionAnsweringData:
+    """Questions, contexts and answer spans from SQuAD v1.1-format JSON files.
+
+    Args:
+        train_file: The training questions (``{"data": [{"title", "paragraphs": [{"context",
+            "qas": [{"id", "question", "answers": [{"text", "answer_start"}]}]}]}]}``).
+        validation_file: Validation questions; by default ``validation_fraction`` of the
+            training file's, dealt by article.
+        test_file: Test questions; by default ``test_fraction`` of the training file's.
+        validation_fraction: Part of the training questions held out for validation.
+        test_fraction: Part of the training questions held out for testing.
+        split_seed: Seed of the held-out splits and of the order inside each split.
+        name: The dataset's name in messages and export names; the training file's stem
+            by default.
+
+    Example:
+
+    >>> data = from_squad_files("faq.json")
+    >>> data.sizes(), data.articles()
+    """
+    require_fractions(validation_fraction, test_fraction)
+    files = {"train": train_file, "validation": validation_file, "test": test_file}
+    splits = {split: read_squad_json(path) for split, path in files.items() if path}
+    indices = split_the_rest(
+        splits["train"].titles, set(splits), validation_fraction, test_fraction, split_seed
+    )
+    splits.update({split: splits["train"].take(chosen) for split, chosen in indices.items()})
+    name = name or data_name(train_file)
+    sizes = {split: len(splits[split]) for split in SPLITS}
+    require_every_split(name, sizes, "questions", "more articles (held out by title)")
+    return QuestionAnsweringData(name=name, splits={split: splits[split] for split in SPLITS})
+
+
+def read_squad_json(path: str | Path) -> SquadExamples:
+    if not Path(path).is_file():
+        raise KerasformerError(f"{path} is not a file; give a SQuAD v1.1-format JSON file.")
+    return read_squad_file(Path(path))
