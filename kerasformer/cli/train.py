@@ -46,7 +46,7 @@ RUN_SETTINGS = (
     "data_dir", "epochs", "batch_size", "learning_rate", "recipe", "fine_tune_learning_rate",
     "frozen_epochs", "seed", "deterministic", "strategy", "mixed_precision", "xla",
     "input_pipeline", "validation_fraction", "export_dir", "overwrite", "resume",
-    "train_file", "validation_file", "test_file", "test_fraction",
+    "train_file", "validation_file", "test_file", "test_fraction", "tfds_data_dir",
 )  # fmt: skip
 # Options of a task's reader of your own files (see kerasformer.registry.TaskEntry).
 DATA_OPTIONS = ("text_column", "label_column", "delimiter", "source_column", "target_column")
@@ -146,6 +146,12 @@ def add_own_data_arguments(parser: argparse.ArgumentParser) -> None:
     )
     for flag, metavar, text in OWN_DATA_FLAGS:
         own.add_argument(flag, metavar=metavar, help=text)
+    own.add_argument(
+        "--tfds-data-dir", metavar="DIR",
+        help="with --dataset tfds:NAME: the folder it is prepared in (`tfds build NAME "
+        "--data_dir DIR`; default TFDS's ~/tensorflow_datasets); --text-column and "
+        "--label-column choose its features",
+    )  # fmt: skip
     own.add_argument(
         "--test-fraction", type=fraction,
         help=defaulted("part of --train-file held out for testing", "test_fraction"),

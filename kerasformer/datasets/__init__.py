@@ -8,6 +8,7 @@ from kerasformer.datasets.ag_news import load_ag_news
 from kerasformer.datasets.bbc_news import load_bbc_news
 from kerasformer.datasets.corpus_from_files import from_text_files
 from kerasformer.datasets.from_files import from_csv, from_directory, from_jsonl
+from kerasformer.datasets.from_tfds import from_tfds
 from kerasformer.datasets.pairs_from_files import from_sentence_pairs
 from kerasformer.datasets.questions_from_files import from_squad_files
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
@@ -63,6 +64,7 @@ __all__ = [
     "from_sentence_pairs",
     "from_squad_files",
     "from_text_files",
+    "from_tfds",
     "load_ag_news",
     "load_bbc_news",
     "load_dataset",

@@ -70,6 +70,15 @@ class BertInputPacker:
         pieces = self.preprocess.tokenize(texts).merge_dims(1, 2)
         return pieces[:, : self.max_pieces]
 
+    def piece_counts(self, texts: list[str], batch_size: int = 4096) -> list[int]:
+        """Each text's length as the encoder would read it uncut: pieces, [CLS] and [SEP]."""
+        counts = []
+        for start in range(0, len(texts), batch_size):
+            pieces = self.preprocess.tokenize(tf.constant(texts[start : start + batch_size]))
+            lengths = pieces.merge_dims(1, 2).row_lengths() + SPECIAL_TOKENS_PER_TEXT
+            counts.extend(int(length) for length in lengths.numpy())
+        return counts
+
     def pack(self, pieces: tf.RaggedTensor, seq_length: tf.Tensor | int | None = None) -> dict:
         """Encoder inputs ``[batch, seq_length]``; by default as long as the longest text."""
         if seq_length is None:

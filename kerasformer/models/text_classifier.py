@@ -119,6 +119,11 @@ class TextClassifier:
             "words it knows; build it with kerasformer.models.build_classifier."
         )
 
+    def length_measure(self) -> tuple[int | None, Callable[[list[str]], list[int]] | None]:
+        """The most tokens the model reads of a text (None: no limit known), and a function
+        counting each text's tokens as it reads them (None: whitespace words)."""
+        return None, None
+
     def token_reader(self) -> TokenReader:
         raise KerasformerError(
             f"model {self.model.name!r} reads strings only; train it with --input-pipeline strings."
@@ -150,6 +155,10 @@ class TransformerTextClassifier(TextClassifier):
             return probabilities, known_tokens
 
         return classify
+
+    def length_measure(self):
+        """Up to ``maxlen`` words (as the vectorizer splits them, near enough whitespace's)."""
+        return text_vectorizer(self.model).get_config()["output_sequence_length"], None
 
     def token_reader(self) -> TokenReader:
         vectorizer = text_vectorizer(self.model)
@@ -203,6 +212,11 @@ class BertTextClassifier(TextClassifier):
             return probabilities, tf.reduce_sum(known, axis=-1)
 
         return classify
+
+    def length_measure(self):
+        """Up to the preprocess model's sequence length in word pieces, [CLS] and [SEP] in."""
+        packer = BertInputPacker(self.preprocess)
+        return packer.max_seq_length, packer.piece_counts
 
     def token_reader(self) -> TokenReader:
         """Word pieces tokenised once, packed per batch.

@@ -59,6 +59,7 @@ class TrainingConfig:
     test_file: str | None = None
     test_fraction: float = 0.1  # part of train_file held out when there is no test_file
     data_options: dict = field(default_factory=dict)  # the reader's: text_column ...
+    tfds_data_dir: str | None = None  # where a tfds:NAME dataset is prepared
     export_dir: str | None = None
     overwrite: bool = False
     resume: bool = False  # continue the interrupted run kept beside the export directory

@@ -26,9 +26,12 @@ HISTORY_PLOT_FILE = "history.png"
 
 
 def export_trained(
-    task, model, data, config, history, metrics, interrupted, export_dir, chief=True
-) -> None:
+    task, model, data, config, history, metrics, interrupted, export_dir, chief=True,
+    data_summary: dict | None = None,
+) -> None:  # fmt: skip
     """Write the export whole (model, history, picture, metrics) or keep the model elsewhere.
+
+    ``data_summary`` (`kerasformer.datasets.data_summary`) is kept in the metrics as ``data``.
 
     Every worker of a multi-worker run writes (see `worker_export_dir`); only the
     chief's export is kept.
@@ -49,6 +52,7 @@ def export_trained(
                 "config": task.record(config),
                 "interrupted": interrupted,
                 "sizes": data.sizes(),
+                **({"data": data_summary} if data_summary is not None else {}),
                 **metrics,
             },
         )

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kerasformer.backend import keras
+from kerasformer.datasets.data_summary import format_summary, summary_warnings
 from kerasformer.files.staged_directory import require_replaceable
 from kerasformer.training.acceleration import dtype_policy, is_chief, make_strategy
 from kerasformer.training.config import MAX_BATCH_SIZE, MAX_EPOCHS, TrainingConfig
@@ -87,6 +88,7 @@ def train(
     with RunBackups(export_dir, config, data, chief) as backups:
         with dtype_policy(config.mixed_precision), strategy.scope():
             model, plan = task.build(config, data)
+        summary = summarize_data(task, model, data, verbose)
         run = backups.for_training()
         started = time.perf_counter()
         history, interrupted = run_recipe(plan, data, config, verbose, run)
@@ -99,8 +101,21 @@ def train(
         )  # fmt: skip
         if export_dir is not None:
             export_trained(task, model, data, config, history, metrics, interrupted,
-                           export_dir, chief)  # fmt: skip
+                           export_dir, chief, data_summary=summary)  # fmt: skip
     return result
+
+
+def summarize_data(task, model, data, verbose: int) -> dict | None:
+    """The task's summary of the data with its warnings, printed unless ``verbose`` is 0."""
+    summary = task.summarize(model, data)
+    if summary is None:
+        return None
+    summary["warnings"] = summary_warnings(summary)
+    if verbose:
+        print(format_summary(summary, with_sizes=False))
+        for warning in summary["warnings"]:
+            print(f"warning: {warning}")
+    return summary
 
 
 __all__ = [  # the names this module had before it was split, for one release

@@ -167,6 +167,7 @@ def test_a_bert_classifier_trains_on_a_users_csv_and_predicts_elsewhere(workspac
         "--batch-size", "8", "--export-dir", "exp/tickets", cwd=workspace,
     )  # fmt: skip
     assert trained.returncode == 0, trained.stderr[-3000:]
+    assert_lengths_counted_in_word_pieces(workspace / "exp" / "tickets" / "metrics.json")
     elsewhere = workspace / "elsewhere"
     elsewhere.mkdir(exist_ok=True)
     predicted = run_console_script(
@@ -176,3 +177,17 @@ def test_a_bert_classifier_trains_on_a_users_csv_and_predicts_elsewhere(workspac
     record = json.loads(predicted.stdout.splitlines()[0])
     assert record["status"] == "ok" and record["class"] in ("sport", "travel")
     assert sorted(record["probabilities"]) == ["sport", "travel"]
+
+
+def assert_lengths_counted_in_word_pieces(metrics_file):
+    """Every word of the topic texts is one MiniLM word piece (checked in its vocab.txt), so
+    the longest text is its words plus [CLS] and [SEP], of the 128 the preprocess reads."""
+    from kerasformer.convert.convert_bert import default_bert_checkpoint_dir
+
+    vocabulary = set((default_bert_checkpoint_dir() / "vocab.txt").read_text("utf-8").split())
+    words = [text.lower().split() for text, _ in topic_rows(copies=4)]
+    assert all(word in vocabulary for text in words for word in text)
+    summary = json.loads(metrics_file.read_text())["data"]
+    assert (summary["length_unit"], summary["max_length"]) == ("pieces", 128)
+    assert summary["pieces"]["max"] == summary["words"]["max"] + 2
+    assert summary["truncated_share"] == 0.0

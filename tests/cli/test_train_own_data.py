@@ -2,7 +2,7 @@
 
 import json
 
-from tests.helpers.cli import assert_one_line_error, run_cases
+from tests.helpers.cli import assert_one_line_error, run_cases, run_cli
 from tests.helpers.data import synthetic_squad_document, topic_rows, write_topic_csv
 from tests.helpers.processes import run_commands
 
@@ -122,3 +122,98 @@ def test_pairs_a_corpus_and_squad_json_train_and_answer_in_a_fresh_process(
 def write_json(path, document):
     path.write_text(json.dumps(document), "utf-8")
     return path
+
+
+def movie_review(split, i):
+    """Reviews whose words give the class away: the tiny model can learn them."""
+    words = ("great fine lovely", "awful dull boring")[i % 2]
+    return {"text": f"{split} {words} film {i}", "label": i % 2}
+
+
+def test_a_tfds_dataset_by_name_trains_and_its_export_predicts_elsewhere(
+    capsys, tmp_path, monkeypatch, offline
+):
+    import tensorflow_datasets as tfds
+
+    from tests.helpers.tfds_mock import numbered_examples, write_split_metadata
+
+    monkeypatch.chdir(tmp_path)
+    prepared = tmp_path / "tfds"
+    write_split_metadata(prepared, "imdb_reviews", {"train": 80, "test": 20})
+    with tfds.testing.mock_data(
+        policy=tfds.testing.MockPolicy.USE_FILES, data_dir=str(prepared),
+        as_dataset_fn=numbered_examples(movie_review),
+    ):  # fmt: skip
+        code, out, err = run_cli(
+            capsys, "train", "--dataset", "tfds:imdb_reviews", "--tfds-data-dir", str(prepared),
+            *TINY,
+        )  # fmt: skip
+    assert code == 0, err[-3000:]
+    assert "tfds:imdb_reviews: text from 'text', labels from 'label' (2 classes: neg, pos)" in out
+    export_dir = tmp_path / "saved_models" / "imdb_reviews-transformer"
+    metrics = json.loads((export_dir / "metrics.json").read_text())
+    assert metrics["sizes"] == {"train": 72, "validation": 8, "test": 20}
+    assert metrics["config"]["dataset"] == "imdb_reviews"
+    assert metrics["data"]["classes"]["train"] == {"neg": 36, "pos": 36}
+    (predicted,) = run_commands(["predict", str(export_dir), "a lovely film", "--json"])
+    assert predicted["code"] == 0, predicted
+    assert json.loads(predicted["stdout"])["class"] in ("neg", "pos")
+
+
+def test_tfds_mistakes_are_one_line(tmp_path):
+    commands = [
+        ["train", "--dataset", "tfds:imdb_reviewz"],
+        ["train", "--dataset", "tfds:imdb_reviews", "--tfds-data-dir", str(tmp_path / "none")],
+        ["train", "--tfds-data-dir", str(tmp_path)],
+        ["train", "--dataset", "tfds:imdb_reviews", "--data-dir", str(tmp_path)],
+        ["train", "--dataset", "tfds:imdb_reviews", "--delimiter", ","],
+        ["train", "--task", "translation", "--dataset", "tfds:wmt14_translate/de-en"],
+        ["train", "--dataset", "imdb"],
+    ]
+    results = run_cases([{"cwd": str(tmp_path), "argv": argv} for argv in commands])
+    expected = [
+        (
+            "tfds:imdb_reviewz is not a TensorFlow Datasets dataset",
+            "did you mean tfds:imdb_reviews?",
+        ),
+        ("tfds:imdb_reviews is not prepared in", "tfds build imdb_reviews"),
+        ("--tfds-data-dir goes with a TensorFlow Datasets dataset; give --dataset tfds:NAME",),
+        ("--data-dir does not apply to tfds:imdb_reviews; pass", "--tfds-data-dir"),
+        ("--delimiter do(es) not apply to tfds:imdb_reviews",),
+        ("--task translation does not read TensorFlow Datasets datasets",),
+        ("invalid choice: 'imdb'", "or tfds:NAME"),
+    ]
+    for result, phrases in zip(results, expected, strict=True):
+        assert_one_line_error(result, *phrases)
+    assert not (tmp_path / "saved_models").exists()
+
+
+def test_the_data_summary_is_printed_with_its_warnings_and_kept_in_the_metrics(
+    capsys, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    train = [(f"match report {i}", "sport") for i in range(12)]
+    train += [(f"train to rome {i}", "travel") for i in range(12)]
+    train += [("a rare one", "weather"), ("rain again", "weather")]
+    write_topic_csv(tmp_path / "train.csv", train)
+    write_topic_csv(tmp_path / "valid.csv", [("goal", "sport"), ("bus", "travel")])
+    # Two of three test texts are training texts, once in other case and spacing.
+    test = [("MATCH  report 3", "sport"), ("train to rome 4", "travel"), ("sun", "weather")]
+    write_topic_csv(tmp_path / "test.csv", test)
+    code, out, err = run_cli(
+        capsys, "train", "--train-file", "train.csv", "--validation-file", "valid.csv",
+        "--test-file", "test.csv", "--text-column", "body", "--label-column", "topic", *TINY,
+    )  # fmt: skip
+    assert code == 0, err[-3000:]
+    assert "in train: sport 12, travel 12, weather 2 (imbalance 6.0x)" in out
+    warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
+    assert warnings[0].startswith("warning: class 'weather' has 2 training examples")
+    assert warnings[1].startswith("warning: 2 of 3 test texts (66.7%) are also in train")
+    assert len(warnings) == 2
+    metrics = json.loads(
+        (tmp_path / "saved_models" / "train-transformer" / "metrics.json").read_text()
+    )
+    summary = metrics["data"]
+    assert summary["duplicates"]["test_in_train"] == 2
+    assert [f"warning: {w}" for w in summary["warnings"]] == warnings
+    assert summary["max_length"] == 16 and summary["words"]["max"] == 4  # "train to rome 10"

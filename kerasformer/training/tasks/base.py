@@ -9,9 +9,11 @@ A task is made from its `kerasformer.registry.TaskEntry`.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from pathlib import Path
 
 from kerasformer.datasets.from_files import data_name
+from kerasformer.datasets.from_tfds import is_tfds, tfds_data_name
 from kerasformer.errors import KerasformerError
 from kerasformer.files.export_kind import BERT_PART, require_export_kind
 from kerasformer.network import is_url
@@ -52,7 +54,7 @@ class Task:
         """
         config.require_known_model()
         model = self.entry.model(config.model)
-        if config.train_file is None:
+        if config.train_file is None and not is_tfds(config.dataset):
             self.entry.dataset(config.dataset)
         self.require_readable_files(config)
         recipe = config.recipe or model.default_recipe
@@ -69,6 +71,14 @@ class Task:
 
     def require_readable_files(self, config) -> None:
         """Your own files: only with a training file, and only for a task that reads them."""
+        if config.train_file is None and is_tfds(config.dataset):
+            self.require_readable_tfds(config)
+            return
+        if config.tfds_data_dir is not None:
+            raise KerasformerError(
+                "--tfds-data-dir goes with a TensorFlow Datasets dataset; give --dataset "
+                "tfds:NAME too."
+            )
         if config.train_file is None:
             given = [name for name in ("validation_file", "test_file") if getattr(config, name)]
             if given or config.data_options:
@@ -90,6 +100,25 @@ class Task:
         if stray:
             flags = ", ".join("--" + name.replace("_", "-") for name in stray)
             raise KerasformerError(f"{flags} do(es) not apply to --task {self.name}.")
+
+    def require_readable_tfds(self, config) -> None:
+        """``--dataset tfds:NAME``: a task that reads TFDS, with the options its reader takes."""
+        if self.entry.tfds_reader is None:
+            raise KerasformerError(
+                f"--task {self.name} does not read TensorFlow Datasets datasets; use one of "
+                f"its datasets ({', '.join(self.datasets)}) or --train-file."
+            )
+        if config.data_dir is not None:
+            raise KerasformerError(
+                f"--data-dir does not apply to {config.dataset}; pass the folder it is "
+                "prepared in with --tfds-data-dir."
+            )
+        given = [name for name in ("validation_file", "test_file") if getattr(config, name)]
+        takes = set(inspect.signature(resolve(self.entry.tfds_reader)).parameters)
+        stray = sorted([*given, *(set(config.data_options) - takes)])
+        if stray:
+            flags = ", ".join("--" + name.replace("_", "-") for name in stray)
+            raise KerasformerError(f"{flags} do(es) not apply to {config.dataset}.")
 
     def require_input_pipeline_fits(self, config) -> None:
         model = self.entry.model(config.model)
@@ -141,7 +170,9 @@ class Task:
 
     def data_name(self, config) -> str:
         """The dataset's name, or your training file's (without its suffix)."""
-        return config.dataset if config.train_file is None else data_name(config.train_file)
+        if config.train_file is not None:
+            return data_name(config.train_file)
+        return tfds_data_name(config.dataset) if is_tfds(config.dataset) else config.dataset
 
     def export_name(self, config) -> str:
         """The default export directory's name: data, model, recipe if not the default."""
@@ -164,6 +195,14 @@ class Task:
 
     def load_data(self, config):
         """The dataset ``config`` names, split as it says, by its registry loader."""
+        if config.train_file is None and is_tfds(config.dataset):
+            read = resolve(self.entry.tfds_reader)
+            return read(
+                config.dataset, config.tfds_data_dir,
+                validation_fraction=config.validation_fraction,
+                test_fraction=config.test_fraction, split_seed=0, log=print,
+                **config.data_options,
+            )  # fmt: skip
         if config.train_file is not None:
             read = resolve(self.entry.file_reader)
             return read(
@@ -191,6 +230,11 @@ class Task:
     def build(self, config, data):
         """The task's model object and the `FitPlan` that trains it."""
         raise NotImplementedError
+
+    def summarize(self, model, data) -> dict | None:
+        """What the user sees of the data before training, as `data_summary` gives it
+        (lengths measured as ``model`` reads them); None where the task has no summary."""
+        return None
 
     def evaluate(self, model, data, config) -> dict[str, dict]:
         raise NotImplementedError

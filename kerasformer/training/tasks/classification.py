@@ -9,6 +9,7 @@ import numpy as np
 
 from kerasformer.backend import keras, tf
 from kerasformer.datasets import LabeledTexts, TextClassificationData
+from kerasformer.datasets.data_summary import summarize_texts
 from kerasformer.datasets.text_classification_data import require_trainable
 from kerasformer.errors import KerasformerError
 from kerasformer.export.saved_model import write_classifier
@@ -35,6 +36,9 @@ class ClassificationTask(Task):
         )
         plan = FitPlan.for_model(classifier, config.resolved_input_pipeline(), xla=config.xla)
         return classifier, plan
+
+    def summarize(self, classifier: TextClassifier, data: TextClassificationData) -> dict:
+        return summarize_texts(data, *classifier.length_measure())
 
     def evaluate(self, model, data: TextClassificationData, config) -> dict[str, dict]:
         return {

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from kerasformer.backend import keras
+from kerasformer.datasets.data_summary import summarize_tokens
 from kerasformer.datasets.pipeline import next_token_batches
 from kerasformer.datasets.wikitext import END_OF_LINE, LanguageModelData
 from kerasformer.errors import KerasformerError
@@ -52,6 +53,9 @@ class LanguageModelingTask(Task):
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         )  # fmt: skip
         return generator, plan
+
+    def summarize(self, generator: TextGenerator, data: LanguageModelData) -> dict:
+        return summarize_tokens(data)
 
     def evaluate(self, generator: TextGenerator, data: LanguageModelData, config) -> dict:
         """Perplexity: exp of the mean next-token loss over every window of a split."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kerasformer.backend import keras, tf
+from kerasformer.datasets.data_summary import summarize_pairs
 from kerasformer.datasets.pipeline import sequence_pair_examples, teacher_forcing_batches
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
 from kerasformer.errors import KerasformerError
@@ -60,6 +61,9 @@ class TranslationTask(Task):
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         )  # fmt: skip
         return translator, plan
+
+    def summarize(self, translator: Translator, data: TranslationData) -> dict:
+        return summarize_pairs(data, translator.maxlen)
 
     def evaluate(self, translator: Translator, data: TranslationData, config) -> dict[str, dict]:
         """Teacher-forced loss and accuracy, and BLEU and chrF of greedy translations."""
