@@ -211,6 +211,9 @@ TASKS: dict[str, TaskEntry] = {
             headline_metrics=("accuracy",),
             command="distill",
             export_suffix="-distilled",
+            file_reader="kerasformer.datasets.from_files:from_files",
+            data_options=frozenset({"text_column", "label_column", "delimiter"}),
+            tfds_reader="kerasformer.datasets.from_tfds:from_tfds",
         ),
     )
 }

@@ -47,6 +47,7 @@ RUN_SETTINGS = (
     "frozen_epochs", "seed", "deterministic", "strategy", "mixed_precision", "xla",
     "input_pipeline", "validation_fraction", "export_dir", "overwrite", "resume",
     "train_file", "validation_file", "test_file", "test_fraction", "tfds_data_dir",
+    "early_stopping", "monitor", "tensorboard", "tensorboard_update_freq",
 )  # fmt: skip
 # Options of a task's reader of your own files (see kerasformer.registry.TaskEntry).
 DATA_OPTIONS = ("text_column", "label_column", "delimiter", "source_column", "target_column")
@@ -105,7 +106,7 @@ DESCRIPTION = (
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("train", help=HELP, description=DESCRIPTION)
     parser.add_argument(
-        "--task", choices=TRAIN_TASK_NAMES, default=default_setting("task"),
+        "--task", choices=TRAIN_TASK_NAMES,
         help=f"{tasks_in_words()} (default {default_setting('task')})",
     )  # fmt: skip
     parser.add_argument(
@@ -162,6 +163,11 @@ def add_shared_arguments(
     parser: argparse.ArgumentParser, dataset_names: tuple[str, ...] = DATASET_NAMES
 ) -> None:
     """Data, training length, seeds, export, speed and transformer options (train, distill)."""
+    parser.add_argument(
+        "--config", metavar="FILE",
+        help="train again with the settings of an export's config.json (or a JSON or YAML "
+        "file of TrainingConfig settings); flags given beside it win",
+    )  # fmt: skip
     add_dataset_arguments(parser, default=None, names=dataset_names)
     add_own_data_arguments(parser)
     parser.add_argument("--epochs", type=positive_int, help=defaulted("", "epochs"))
@@ -193,6 +199,26 @@ def add_shared_arguments(
         "--resume", action="store_true",
         help="continue an interrupted run from its last completed epoch (its backups are "
         "kept in EXPORT_DIR.training/ while it trains)",
+    )  # fmt: skip
+    watch = parser.add_argument_group("watching training")
+    watch.add_argument(
+        "--early-stopping", type=positive_int, metavar="PATIENCE",
+        help="stop after PATIENCE epochs without a better --monitor and keep the best "
+        "epoch's weights (its number is in history.json and metrics.json)",
+    )  # fmt: skip
+    watch.add_argument(
+        "--monitor", metavar="METRIC",
+        help=defaulted("what --early-stopping watches, e.g. val_accuracy (higher is better "
+                       "unless it is a loss or perplexity)", "monitor"),
+    )  # fmt: skip
+    watch.add_argument(
+        "--tensorboard", metavar="DIR",
+        help="write loss, metrics, learning rate and the model graph for `tensorboard "
+        "--logdir DIR`",
+    )  # fmt: skip
+    watch.add_argument(
+        "--tensorboard-update-freq", type=positive_int, metavar="N",
+        help="also write the training scalars every N batches (default: once per epoch)",
     )  # fmt: skip
     speed = parser.add_argument_group("devices and speed")
     speed.add_argument(
@@ -254,27 +280,36 @@ def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from kerasformer.training import TrainingConfig, train
+    from kerasformer.training.run_settings import SETTINGS_FILE
     from kerasformer.training.tasks import task_named
     from kerasformer.training.trainer import HISTORY_FILE, HISTORY_PLOT_FILE, METRICS_FILE
 
-    entry = registry.task_entry(args.task)
-    args.model = args.model or entry.model_names[0]
-    given = {name: getattr(args, name, None) for name in RUN_SETTINGS}
     if args.train_file is not None and args.dataset is not None:
         from kerasformer.errors import KerasformerError
 
         raise KerasformerError(
             "--dataset and --train-file both name the training data; give one of them."
         )
+    saved = saved_settings(args)
+    args.task = args.task or saved.pop("task", None) or default_setting("task")
+    entry = registry.task_entry(args.task)
+    saved_model = saved.pop("model", None)
+    args.model = args.model or saved_model or entry.model_names[0]
+    if args.model != saved_model:
+        saved.pop("model_options", None)  # another model's options
+    given = {name: getattr(args, name, None) for name in RUN_SETTINGS}
+    given = {name: value for name, value in given.items() if value not in (None, False)}
     config = TrainingConfig(
         task=args.task,
         model=args.model,
-        dataset=args.dataset or entry.dataset_names[0],
-        model_options=model_options(args),
-        task_options=task_options(args),
-        data_options=data_options(args),
-        **{name: value for name, value in given.items() if value is not None},
+        dataset=args.dataset or saved.pop("dataset", None) or entry.dataset_names[0],
+        model_options={**saved.pop("model_options", {}), **model_options(args)},
+        task_options={**saved.pop("task_options", {}), **task_options(args)},
+        data_options={**saved.pop("data_options", {}), **data_options(args)},
+        **{**saved, **given},
     )
+    if args.config:
+        warn_of_changed_data(args.config, config)
     result = train(config)
     if result.interrupted:
         print("Training was interrupted; the model as trained so far is evaluated and exported.")
@@ -289,11 +324,41 @@ def run(args: argparse.Namespace) -> int:
     ]
     print()
     print(tabulate(rows, headers=("split", "examples", *names)))
-    written = ["SavedModel", "model.keras", HISTORY_FILE, HISTORY_PLOT_FILE, METRICS_FILE]
+    written = ["SavedModel", "model.keras", HISTORY_FILE, HISTORY_PLOT_FILE, METRICS_FILE,
+               SETTINGS_FILE]  # fmt: skip
     if not (result.export_dir / HISTORY_PLOT_FILE).exists():  # stopped inside the first epoch
         written.remove(HISTORY_PLOT_FILE)
     print(f"\nExported to {result.export_dir} ({', '.join(written)}).")
     return 0
+
+
+def saved_settings(args: argparse.Namespace) -> dict:
+    """The settings of ``--config`` that the flags given do not replace."""
+    if not getattr(args, "config", None):
+        return {}
+    import dataclasses
+
+    from kerasformer.training import TrainingConfig
+    from kerasformer.training.config import DISTILLATION_KEYWORDS
+    from kerasformer.training.run_settings import DATA_FILES, VERSION, read_run_settings
+
+    known = {field.name for field in dataclasses.fields(TrainingConfig)}
+    saved = read_run_settings(args.config, known | set(DISTILLATION_KEYWORDS))
+    for name in (DATA_FILES, VERSION):
+        saved.pop(name, None)
+    if args.dataset is not None or args.train_file is not None:
+        # The data named on the command line replaces the file's, with its options.
+        for name in ("dataset", "data_dir", "train_file", "validation_file", "test_file",
+                     "data_options", "tfds_data_dir"):  # fmt: skip
+            saved.pop(name, None)
+    return saved
+
+
+def warn_of_changed_data(path: str, config) -> None:
+    from kerasformer.training.run_settings import changed_data_files, read_run_settings
+
+    for change in changed_data_files(read_run_settings(path), config):
+        print(f"warning: {change}; this run will not repeat the one in {path}.")
 
 
 def data_options(args: argparse.Namespace) -> dict:

@@ -21,7 +21,7 @@ def plot_training_history(
         history: A Keras ``History`` (what ``model.fit`` returns), its ``.history`` dict,
             or the dict ``kerasformer train`` writes to ``history.json``. When it has a
             ``phase`` entry (the frozen-then-unfrozen recipe), a dotted line marks where
-            each phase begins.
+            each phase begins; a ``best_epoch`` (early stopping) is marked too.
         title: Title over both panels.
 
     Returns:
@@ -45,6 +45,7 @@ def plot_training_history(
     for ax, (key, label) in zip(axes, panels, strict=True):
         draw_metric(ax, history, key, label, epochs)
         mark_phases(ax, history.get("phase"))
+        mark_best_epoch(ax, history.get("best_epoch"))
     if title:
         figure.suptitle(title)
     return figure
@@ -60,6 +61,17 @@ def draw_metric(ax, history: Mapping[str, Sequence], key: str, label: str, epoch
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
     ax.legend()
+
+
+def mark_best_epoch(ax, best_epoch: int | None) -> None:
+    """A green line at the epoch early stopping kept (``best_epoch``, counted from 1)."""
+    if best_epoch is None:
+        return
+    ax.axvline(best_epoch, color="tab:green", linestyle="-.", linewidth=1)
+    ax.text(
+        best_epoch, 0.02, f" best epoch {best_epoch}", transform=ax.get_xaxis_transform(),
+        va="bottom", fontsize="small", color="tab:green",
+    )  # fmt: skip
 
 
 def mark_phases(ax, phases: Sequence[str] | None) -> None:

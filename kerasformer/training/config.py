@@ -60,6 +60,11 @@ class TrainingConfig:
     test_fraction: float = 0.1  # part of train_file held out when there is no test_file
     data_options: dict = field(default_factory=dict)  # the reader's: text_column ...
     tfds_data_dir: str | None = None  # where a tfds:NAME dataset is prepared
+    # Stop after this many epochs without a better `monitor`, keeping the best weights.
+    early_stopping: int | None = None
+    monitor: str = "val_loss"
+    tensorboard: str | None = None  # a log directory for Keras's TensorBoard callback
+    tensorboard_update_freq: int | None = None  # also log every N batches (None: per epoch)
     export_dir: str | None = None
     overwrite: bool = False
     resume: bool = False  # continue the interrupted run kept beside the export directory
@@ -124,6 +129,16 @@ class TrainingConfig:
             value = getattr(self, name)
             if not is_real_number(value) or not (0 < value < math.inf):
                 raise KerasformerError(f"{name} must be a positive finite number, got {value!r}.")
+        for name in ("early_stopping", "tensorboard_update_freq"):
+            value = getattr(self, name)
+            if value is not None and (not is_whole_number(value) or not 1 <= value):
+                raise KerasformerError(f"{name} must be a whole number >= 1, got {value!r}.")
+        if not isinstance(self.monitor, str) or not self.monitor.strip():
+            raise KerasformerError(
+                f"monitor must name a metric such as val_loss, got {self.monitor!r}."
+            )
+        if self.tensorboard_update_freq is not None and self.tensorboard is None:
+            raise KerasformerError("--tensorboard-update-freq goes with --tensorboard DIR.")
         if not 0 <= self.warmup_fraction < 1:
             raise KerasformerError(
                 f"warmup_fraction must be in [0, 1), got {self.warmup_fraction!r}."

@@ -12,6 +12,7 @@ import time
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.training.early_stopping import EarlyStoppingOnRecords
 from kerasformer.training.fit_plan import FitPlan, batches_per_epoch
 from kerasformer.training.recipes import recipe_phases
 from kerasformer.training.run_directory import RunDirectory
@@ -23,6 +24,7 @@ def run_recipe(
     config,
     verbose: int,
     run: RunDirectory | None = None,
+    callbacks: tuple = (),
 ) -> tuple[dict[str, list], bool]:
     """Fit the model phase by phase; Ctrl-C stops training but keeps what was learned.
 
@@ -30,8 +32,14 @@ def run_recipe(
     backups hold. Returns the history of every epoch (with the phase it belongs to) and
     whether training was interrupted. A non-finite loss raises `NonFiniteLoss` and
     deletes the run directory, whose last backup is the state that diverged.
+
+    With ``config.early_stopping``, training (every phase left) stops once
+    ``config.monitor`` has not improved for that many epochs, the model ends with the
+    best epoch's weights, and the history's ``best_epoch`` (1-based) names it.
+    ``callbacks`` (such as TensorBoard) see every epoch of every phase.
     """
     log = EpochLog(run)
+    early = early_stopping(config, log, run)
     train_batches, validation_batches, steps = plan.epoch_batches(
         data.splits, config.batch_size, config.seed
     )
@@ -46,12 +54,17 @@ def run_recipe(
     )
     done = 0
     for index, phase in enumerate(phases):
+        if early is not None and log.records and early.should_stop(log.records):
+            break  # a resumed run that had already stopped early
         log.phase = phase.name
         # The weight check before the backup (only finite weights are backed up), the
-        # backup before the log (an epoch's numbers are kept only once its weights are).
-        callbacks = [StopOnNonFiniteWeights(phase)]
-        callbacks += [] if run is None else [run.backup_callback(index)]
-        callbacks += [*plan.callbacks, StopOnNonFiniteLoss(phase), log]
+        # backup before the log (an epoch's numbers are kept only once its weights are);
+        # the best weights are kept before the log too.
+        fit_callbacks = [StopOnNonFiniteWeights(phase)]
+        fit_callbacks += [] if run is None else [run.backup_callback(index)]
+        fit_callbacks += [*plan.callbacks, StopOnNonFiniteLoss(phase), *callbacks]
+        fit_callbacks += [] if early is None else [early]
+        fit_callbacks.append(log)
         plan.compile_for(phase)
         if verbose:
             print(f"Phase {phase.name!r}: {phase.epochs} epoch(s)")
@@ -64,11 +77,11 @@ def run_recipe(
                 validation_data=validation_batches,
                 initial_epoch=done,
                 epochs=done + phase.epochs,
-                callbacks=callbacks,
+                callbacks=fit_callbacks,
                 verbose=verbose,
             )
         except KeyboardInterrupt:
-            return log.history, True
+            return with_best_epoch(log.history, early, plan, log), True
         except NonFiniteLoss:
             if run is not None:
                 run.delete()
@@ -81,7 +94,30 @@ def run_recipe(
                 "unseeded random ops (dropout); run without --deterministic."
             ) from None
         done += phase.epochs
-    return log.history, False
+        if early is not None and early.stopped:
+            break
+    return with_best_epoch(log.history, early, plan, log), False
+
+
+def early_stopping(config, log: EpochLog, run: RunDirectory | None):
+    """The run's `EarlyStoppingOnRecords`, keeping its best weights beside the backups."""
+    if config.early_stopping is None:
+        return None
+    return EarlyStoppingOnRecords(
+        config.monitor, config.early_stopping, lambda: log.records,
+        store=None if run is None else run.path, writer=run is None or run.writer,
+    )  # fmt: skip
+
+
+def with_best_epoch(history: dict, early, plan: FitPlan, log: EpochLog) -> dict:
+    """The history, and the model given the best epoch's weights, when stopping early."""
+    if early is None or not log.records:
+        return history
+    best = early.best_epoch(log.records)
+    if best is None:
+        return history
+    early.restore_best(plan.fit_model)
+    return {**history, "best_epoch": best + 1}
 
 
 def steps_per_epoch(train_batches: tf.data.Dataset, examples: int, config) -> int:

@@ -38,7 +38,7 @@ EPOCHS_FILE = "epochs.json"
 DATA_FILE = "data.json"
 LOCK_FILE = "lock.json"
 # A resumed run must be the same run: these settings may differ between the attempts.
-MAY_DIFFER = frozenset({"overwrite", "resume"})
+MAY_DIFFER = frozenset({"overwrite", "resume", "tensorboard", "tensorboard_update_freq"})
 # Fields of a data object that are not training data: its name, and caches filled later.
 NOT_DATA = frozenset({"name"})
 # Sequences of at least this many strings are hashed in one piece (lengths, then text).

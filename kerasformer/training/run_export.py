@@ -19,6 +19,7 @@ from kerasformer.backend import keras
 from kerasformer.errors import KerasformerError
 from kerasformer.files.staged_directory import staged_directory
 from kerasformer.plots import plot_training_history, save_figure
+from kerasformer.training.run_settings import SETTINGS_FILE, run_settings
 
 HISTORY_FILE = "history.json"
 METRICS_FILE = "metrics.json"
@@ -43,6 +44,7 @@ def export_trained(
     ):
         task.write_export(model, data, staging)
         write_json(staging / HISTORY_FILE, history)
+        write_json(staging / SETTINGS_FILE, run_settings(config))
         if history.get("loss"):  # nothing to draw when stopped inside the first epoch
             title = f"{data.name}: {config.model} ({config.resolved_recipe()})"
             save_figure(plot_training_history(history, title), staging / HISTORY_PLOT_FILE)
@@ -52,6 +54,7 @@ def export_trained(
                 "config": task.record(config),
                 "interrupted": interrupted,
                 "sizes": data.sizes(),
+                **({"best_epoch": history["best_epoch"]} if "best_epoch" in history else {}),
                 **({"data": data_summary} if data_summary is not None else {}),
                 **metrics,
             },

@@ -39,6 +39,7 @@ from kerasformer.training.run_export import (
     write_json,
 )
 from kerasformer.training.tasks import task_named
+from kerasformer.training.tensorboard import tensorboard_callbacks
 
 
 @dataclass
@@ -91,7 +92,8 @@ def train(
         summary = summarize_data(task, model, data, verbose)
         run = backups.for_training()
         started = time.perf_counter()
-        history, interrupted = run_recipe(plan, data, config, verbose, run)
+        callbacks = tensorboard_callbacks(config, chief)
+        history, interrupted = run_recipe(plan, data, config, verbose, run, callbacks)
         train_seconds = time.perf_counter() - started
         backups.interrupted = interrupted
         metrics = task.evaluate(model, data, config)

@@ -26,11 +26,19 @@ def test_a_csv_trains_under_its_own_name_and_predicts_in_a_fresh_process(tmp_pat
     assert metrics["config"]["data_options"] == {"text_column": "body", "label_column": "topic"}
     assert metrics["sizes"] == {"train": 38, "validation": 5, "test": 5}
     assert (export_dir / "assets" / "class_names.txt").read_text().split() == ["sport", "travel"]
-    (predicted,) = run_commands(["predict", str(export_dir), "A record lap", "--json"])
+    predicted, distilled = run_commands(
+        ["predict", str(export_dir), "A record lap", "--json"],
+        ["distill", "--teacher", str(export_dir), "--train-file", "tickets.csv",
+         "--text-column", "body", "--label-column", "topic", *TINY],
+    )  # fmt: skip
     assert predicted["code"] == 0, predicted
     record = json.loads(predicted["stdout"].splitlines()[0])
     assert record["class"] in ("sport", "travel")
     assert sorted(record["probabilities"]) == ["sport", "travel"]
+    # The same file distils a student from that export.
+    assert distilled["code"] == 0, distilled["stderr"][-3000:]
+    student = tmp_path / "saved_models" / "tickets-transformer-distilled"
+    assert json.loads((student / "metrics.json").read_text())["sizes"] == metrics["sizes"]
 
 
 def test_own_data_mistakes_are_one_line_before_training(tmp_path):
@@ -43,7 +51,6 @@ def test_own_data_mistakes_are_one_line_before_training(tmp_path):
         ["train", "--data-dir", "ag", "--train-file", "tickets.csv"],
         ["train", "--validation-file", "tickets.csv"],
         ["train", "--text-column", "body"],
-        ["distill", "--teacher", "t", "--train-file", "tickets.csv"],
         ["train", "--train-file", "tickets.jsonl", "--delimiter", ";"],
         ["train", "--train-file", "folder", "--text-column", "body"],
         ["train", "--train-file", "tickets.csv", "--text-column", "message", "--label-column",
@@ -55,7 +62,6 @@ def test_own_data_mistakes_are_one_line_before_training(tmp_path):
         ("--data-dir and --train-file both name the training data",),
         ("validation_file go(es) with your own training data; give --train-file too",),
         ("text_column go(es) with your own training data",),
-        ("distillation does not read your own files yet", "--dataset"),
         ("--delimiter do(es) not apply to tickets.jsonl, a JSON Lines file",),
         ("--text-column do(es) not apply to folder, a folder of class folders",),
         ("tickets.csv has no column 'message' (text_column)", "'body', 'topic'"),

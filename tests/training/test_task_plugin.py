@@ -135,6 +135,12 @@ def test_a_new_task_gets_the_same_checks_as_every_task(sums_task):
         train(sums_config(teacher="x"), export=False, verbose=0)
     with pytest.raises(KerasformerError, match="--input-pipeline chooses how classifiers"):
         train(sums_config(input_pipeline="padded"), export=False, verbose=0)
+    with pytest.raises(KerasformerError, match="--task sums does not read your own files yet"):
+        train(sums_config(train_file="sums.csv"), export=False, verbose=0)
+    with pytest.raises(KerasformerError, match="--task sums does not read TensorFlow Datasets"):
+        config = sums_config()
+        config.dataset = "tfds:imdb_reviews"
+        train(config, export=False, verbose=0)
     empty = load_sums()
     empty.splits["validation"] = Numbers(np.zeros((0, 3)), np.zeros((0, 1)))
     with pytest.raises(KerasformerError, match="the validation split of sums has no rows"):

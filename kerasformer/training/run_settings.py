@@ -1,0 +1,130 @@
+"""Reproducible runs: the full settings an export was trained with, and reading them back.
+
+Every export holds ``config.json``: each `TrainingConfig` setting with its default
+resolved (recipe, input pipeline, the model's options), the task's own settings, and the
+SHA-256 of every data file it read. ``kerasformer train --config EXPORT/config.json``
+trains the same run again (flags given beside it win); the file may also be YAML when a
+YAML library is installed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+from kerasformer.errors import KerasformerError
+from kerasformer.registry import resolve, task_entry
+
+SETTINGS_FILE = "config.json"
+# Written beside the settings, not settings themselves.
+DATA_FILES = "data_files"
+VERSION = "kerasformer_version"
+# How one run was started, not what it trains: never carried into the next.
+NOT_CARRIED = ("overwrite", "resume")
+FILE_SETTINGS = ("train_file", "validation_file", "test_file", "data_dir")
+YAML_SUFFIXES = (".yaml", ".yml")
+HASH_CHUNK = 1 << 20
+
+
+def run_settings(config) -> dict:
+    """Every setting of ``config`` with its defaults resolved, and the data files' hashes."""
+    settings = dataclasses.asdict(config)
+    for name in NOT_CARRIED:
+        settings.pop(name)
+    entry = task_entry(config.task).model(config.model)
+    defaults = resolve(entry.defaults) if entry.defaults else {}
+    settings.update(
+        recipe=config.resolved_recipe(),
+        input_pipeline=config.resolved_input_pipeline() if entry.input_pipelines else None,
+        model_options={**defaults, **config.model_options},
+    )
+    settings[DATA_FILES] = {
+        name: {"path": str(settings[name]), "sha256": file_hash(Path(settings[name]))}
+        for name in FILE_SETTINGS
+        if settings.get(name) is not None and Path(settings[name]).exists()
+    }
+    from kerasformer import __version__  # the package imports this module while it loads
+
+    settings[VERSION] = __version__
+    return settings
+
+
+def file_hash(path: Path) -> str:
+    """SHA-256 of a file, or of a folder's files (their relative paths and contents)."""
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(file.relative_to(path).as_posix().encode() + b"\0")
+        with open(file, "rb") as stream:
+            while chunk := stream.read(HASH_CHUNK):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def read_run_settings(path: str | Path, known: set[str] | None = None) -> dict:
+    """The settings in a ``config.json`` (or YAML) file, checked against ``known`` names
+    (when given).
+
+    Returns the settings without the data files' hashes and the version; see
+    `changed_data_files` for those.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise KerasformerError(
+            f"--config {path} is not a file; give the config.json of an export, or a JSON or "
+            "YAML file of settings."
+        )
+    settings = parse_settings(path)
+    if not isinstance(settings, dict):
+        raise KerasformerError(
+            f"--config {path} holds a {type(settings).__name__}, not settings by name; "
+            'give an object such as {"task": "classification", "epochs": 5}.'
+        )
+    unknown = sorted(set(settings) - (known or set(settings)) - {DATA_FILES, VERSION})
+    if unknown:
+        raise KerasformerError(
+            f"--config {path}: unknown setting(s) {', '.join(unknown)}; use the names of "
+            "an export's config.json (the TrainingConfig fields)."
+        )
+    return settings
+
+
+def parse_settings(path: Path):
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in YAML_SUFFIXES:
+        try:
+            import yaml
+        except ImportError:
+            raise KerasformerError(
+                f"--config {path} is YAML, and no YAML library is installed; "
+                "`pip install pyyaml`, or give the settings as JSON."
+            ) from None
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise KerasformerError(f"--config {path} is not YAML ({error}).") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise KerasformerError(
+            f"--config {path}:{error.lineno}: not JSON ({error.msg}); give the config.json "
+            "of an export, or a .yaml file."
+        ) from None
+
+
+def changed_data_files(settings: dict, config) -> list[str]:
+    """One line for each data file the settings recorded that differs now (a warning)."""
+    changes = []
+    for name, recorded in (settings.get(DATA_FILES) or {}).items():
+        now = getattr(config, name, None)
+        if now is None or str(now) != recorded.get("path"):
+            continue  # another file was given this time: nothing to compare
+        path = Path(now)
+        if not path.exists():
+            changes.append(f"{now} ({name}) is gone since that run")
+        elif file_hash(path) != recorded.get("sha256"):
+            changes.append(f"{now} ({name}) changed since that run (its SHA-256 differs)")
+    return changes

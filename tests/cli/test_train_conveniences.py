@@ -1,0 +1,138 @@
+"""`train`'s conveniences: --early-stopping, --tensorboard and --config, end to end."""
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from tests.helpers.cli import assert_one_line_error, run_cases, run_cli
+from tests.helpers.data import topic_rows, write_topic_csv
+from tests.helpers.processes import run_commands
+
+TINY = ["--batch-size", "16", "--vocab-size", "200", "--maxlen", "16", "--embed-dim", "8",
+        "--num-heads", "1", "--ff-dim", "8"]  # fmt: skip
+VALIDATION = [("Goal in the cup", "sport"), ("Flights to Lisbon", "travel"),
+              ("A record final lap", "sport"), ("Night trains to Rome", "travel")]  # fmt: skip
+OWN_FILES = ["--train-file", "train.csv", "--validation-file", "valid.csv", "--test-file",
+             "valid.csv", "--text-column", "body", "--label-column", "topic"]  # fmt: skip
+
+
+def write_files(root):
+    write_topic_csv(root / "train.csv", topic_rows(copies=8))
+    write_topic_csv(root / "valid.csv", VALIDATION)
+
+
+def cross_entropy(probabilities, labels):
+    """Keras's validation loss, written out: the mean of -log p(true class)."""
+    picked = probabilities[np.arange(len(labels)), labels]
+    return float(-np.mean(np.log(np.clip(picked, 1e-7, 1.0))))
+
+
+def test_early_stopping_keeps_the_best_epoch_and_tensorboard_lists_its_scalars(
+    capsys, tmp_path, monkeypatch
+):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from kerasformer.loading.exported_classifier import ExportedClassifier
+
+    monkeypatch.chdir(tmp_path)
+    write_files(tmp_path)
+    code, out, err = run_cli(
+        capsys, "train", *OWN_FILES, *TINY, "--epochs", "8", "--learning-rate", "0.03",
+        "--early-stopping", "1", "--tensorboard", "tb", "--tensorboard-update-freq", "1",
+        "--export-dir", "exp",
+    )  # fmt: skip
+    assert code == 0, err[-3000:]
+    history = json.loads((tmp_path / "exp" / "history.json").read_text())
+    losses = history["val_loss"]
+    best = history["best_epoch"]
+    assert best == int(np.argmin(losses)) + 1
+    assert len(losses) == 8 or len(losses) - best == 1  # ran out, or stopped by patience 1
+    assert json.loads((tmp_path / "exp" / "metrics.json").read_text())["best_epoch"] == best
+    # The export holds the best epoch's weights: its loss on validation is that epoch's.
+    served = ExportedClassifier(tmp_path / "exp")
+    labels = np.array([served.class_names.index(label) for _, label in VALIDATION])
+    probabilities = served.predict_proba([text for text, _ in VALIDATION])
+    assert cross_entropy(probabilities, labels) == pytest.approx(losses[best - 1], rel=1e-3)
+    # TensorBoard's own reader finds the epoch scalars, the learning rate, batch scalars
+    # and the graph.
+    train_events = EventAccumulator(str(tmp_path / "tb" / "train")).Reload()
+    tags = set(train_events.Tags()["scalars"]) | set(train_events.Tags()["tensors"])
+    assert {"epoch_loss", "epoch_accuracy", "epoch_learning_rate"} <= tags
+    assert any(tag.startswith("batch_") for tag in tags)
+    assert train_events.Tags()["graph"]
+    validation_events = EventAccumulator(str(tmp_path / "tb" / "validation")).Reload()
+    assert "epoch_loss" in set(validation_events.Tags()["tensors"]) | set(
+        validation_events.Tags()["scalars"]
+    )
+    assert history["learning_rate"] == pytest.approx([0.03] * len(losses))  # float32
+
+
+def test_config_json_trains_the_same_run_again_and_flags_win(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_files(tmp_path)
+    first, again, shorter = run_commands(
+        ["train", *OWN_FILES, *TINY, "--epochs", "2", "--export-dir", "exp"],
+        ["train", "--config", "exp/config.json", "--export-dir", "again"],
+        ["train", "--config", "exp/config.json", "--export-dir", "shorter", "--epochs", "1"],
+        timeout=600,
+    )  # fmt: skip
+    for result in (first, again, shorter):
+        assert result["code"] == 0, result["stderr"][-3000:]
+    settings = json.loads((tmp_path / "exp" / "config.json").read_text())
+    train_hash = hashlib.sha256((tmp_path / "train.csv").read_bytes()).hexdigest()
+    assert settings["data_files"]["train_file"] == {"path": "train.csv", "sha256": train_hash}
+    assert settings["recipe"] == "from-scratch" and settings["input_pipeline"] == "bucketed"
+    assert settings["model_options"]["maxlen"] == 16  # given
+    assert settings["model_options"]["dense_units"] == 20  # resolved: the default
+    metrics = {name: json.loads((tmp_path / name / "metrics.json").read_text())
+               for name in ("exp", "again", "shorter")}  # fmt: skip
+    assert metrics["again"]["validation"] == metrics["exp"]["validation"]
+    assert metrics["again"]["test"] == metrics["exp"]["test"]
+    history = {name: json.loads((tmp_path / name / "history.json").read_text())
+               for name in ("exp", "again", "shorter")}  # fmt: skip
+    assert history["again"]["loss"] == history["exp"]["loss"]
+    assert len(history["shorter"]["loss"]) == 1
+    assert metrics["shorter"]["config"]["epochs"] == 1
+
+
+def test_a_yaml_config_and_a_changed_data_file_are_read(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    write_files(tmp_path)
+    (tmp_path / "run.yaml").write_text(
+        "train_file: train.csv\nvalidation_file: valid.csv\ntest_file: valid.csv\n"
+        "data_options: {text_column: body, label_column: topic}\nepochs: 1\n"
+        "model_options: {vocab_size: 200, maxlen: 16, embed_dim: 8, num_heads: 1, ff_dim: 8}\n"
+        "data_files: {train_file: {path: train.csv, sha256: '0000'}}\n",
+        "utf-8",
+    )
+    code, out, err = run_cli(capsys, "train", "--config", "run.yaml", "--export-dir", "y")
+    assert code == 0, err[-3000:]
+    assert "warning: train.csv (train_file) changed since that run (its SHA-256 differs)" in out
+    assert json.loads((tmp_path / "y" / "metrics.json").read_text())["config"]["epochs"] == 1
+
+
+def test_bad_settings_files_are_one_line(tmp_path):
+    (tmp_path / "typo.json").write_text('{"epochz": 3}', "utf-8")
+    (tmp_path / "list.json").write_text("[1, 2]", "utf-8")
+    (tmp_path / "broken.json").write_text('{"epochs": ', "utf-8")
+    commands = [
+        ["train", "--config", "typo.json"],
+        ["train", "--config", "list.json"],
+        ["train", "--config", "broken.json"],
+        ["train", "--config", "missing.json"],
+        ["train", "--early-stopping", "0"],
+        ["train", "--tensorboard-update-freq", "5"],
+    ]
+    results = run_cases([{"cwd": str(tmp_path), "argv": argv} for argv in commands])
+    expected = [
+        ("--config typo.json: unknown setting(s) epochz",),
+        ("--config list.json holds a list, not settings by name",),
+        ("--config broken.json:1: not JSON",),
+        ("--config missing.json is not a file",),
+        ("--early-stopping",),
+        ("--tensorboard-update-freq goes with --tensorboard DIR",),
+    ]
+    for result, phrases in zip(results, expected, strict=True):
+        assert_one_line_error(result, *phrases)
