@@ -27,8 +27,17 @@ DESCRIPTION = (
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("evaluate", help=HELP, description=DESCRIPTION)
     add_model_argument(parser)
-    add_dataset_arguments(
-        parser, default=None, names=DATASETS_BY_TASK["classification"], required=True
+    add_dataset_arguments(parser, default=None, names=DATASETS_BY_TASK["classification"])
+    own = parser.add_argument_group(
+        "your own labelled texts (instead of --dataset)",
+        "a CSV or TSV file with a header, a JSON Lines file, or a folder of class folders, "
+        "its labels among the model's classes",
+    )
+    own.add_argument("--test-file", metavar="PATH", help="the examples to evaluate on")
+    own.add_argument("--text-column", metavar="COLUMNS", help="the text's column(s) (default text)")
+    own.add_argument("--label-column", metavar="COLUMN", help="the label's column (default label)")
+    own.add_argument(
+        "--delimiter", metavar="D", help="a CSV/TSV file's separator (default: sniffed)"
     )
     parser.add_argument(
         "--split",
@@ -49,31 +58,56 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kerasformer.datasets import load_dataset
+    from kerasformer.datasets.from_files import data_name, read_labelled_file
     from kerasformer.loading import ExportedClassifier
     from kerasformer.plots import plot_confusion_matrix
     from kerasformer.training import classification_metrics
 
+    require_one_source(args)
+    name = f"{args.dataset} {args.split}" if args.dataset else data_name(args.test_file)
     picture = args.confusion_matrix or (
-        Path(args.model) / f"confusion_matrix-{args.dataset}-{args.split}.png"
+        Path(args.model) / f"confusion_matrix-{name.replace(' ', '-')}.png"
     )
     if args.output:
         require_output_file(args.output, "--output", args.overwrite)
     require_output_file(picture, "--confusion-matrix", args.overwrite)
     classifier = ExportedClassifier(args.model)
-    data = load_dataset(args.dataset, args.data_dir)
-    require_same_classes(classifier.class_names, data.class_names, args.dataset)
-    part = data.split(args.split)
+    if args.dataset:
+        data = load_dataset(args.dataset, args.data_dir)
+        require_same_classes(classifier.class_names, data.class_names, args.dataset)
+        part = data.split(args.split)
+    else:
+        part = read_labelled_file(
+            args.test_file, classifier.class_names, f"the classes of {args.model}",
+            text_column=args.text_column, label_column=args.label_column,
+            delimiter=args.delimiter,
+        )  # fmt: skip
     probabilities = classifier.predict_proba(list(part.texts))
-    metrics = classification_metrics(part.labels, probabilities, data.class_names)
-    print(format_report(metrics, f"{args.dataset} {args.split} ({len(part)} examples)"))
+    metrics = classification_metrics(part.labels, probabilities, classifier.class_names)
+    print(format_report(metrics, f"{name} ({len(part)} examples)"))
     if args.output:
         save_json(metrics, args.output, "--output", args.overwrite)
-    figure = plot_confusion_matrix(
-        metrics["confusion_matrix"], data.class_names, title=f"{args.dataset} {args.split}"
-    )
+    figure = plot_confusion_matrix(metrics["confusion_matrix"], classifier.class_names, title=name)
     path = save_picture(figure, picture, "--confusion-matrix", args.overwrite)
     print(f"\nConfusion matrix drawn in {path}")
     return 0
+
+
+def require_one_source(args: argparse.Namespace) -> None:
+    from kerasformer.errors import KerasformerError
+
+    if (args.dataset is None) == (args.test_file is None):
+        raise KerasformerError(
+            "name the examples to evaluate on: --dataset NAME (with --split), or "
+            "--test-file PATH with your own labelled texts; give one of them."
+        )
+    if args.test_file is None and (args.text_column or args.label_column or args.delimiter):
+        raise KerasformerError("--text-column, --label-column and --delimiter go with --test-file.")
+    if args.dataset is not None and args.dataset.startswith("tfds:"):
+        raise KerasformerError(
+            "evaluate reads kerasformer's named datasets or --test-file; for a TFDS dataset, "
+            "look at the test metrics `kerasformer train --dataset tfds:NAME` printed."
+        )
 
 
 def require_same_classes(model_classes, data_classes, dataset: str) -> None:

@@ -180,6 +180,38 @@ def from_files(
     return read(train_file, validation_file, test_file, **given)
 
 
+def read_labelled_file(
+    path: str | Path, class_names: tuple[str, ...], known_by: str, **options
+) -> LabeledTexts:
+    """One file's (or class folder's) labelled texts, numbered by ``class_names`` (a
+    model's): a label the model does not know is refused, naming ``known_by``.
+
+    ``options`` are `from_csv`'s column options, refused for a folder or JSON Lines
+    where they do not apply.
+    """
+    path = Path(path)
+    given = {name: value for name, value in options.items() if value is not None}
+    if path.is_dir():
+        takes, read = (), folder_examples
+    else:
+        json_lines = path.suffix.lower() in JSON_LINES_SUFFIXES
+        takes = ("text_column", "label_column") + (() if json_lines else ("delimiter",))
+        settings = {"text_column": "text", "label_column": "label", "delimiter": None, **given}
+
+        def read(file):
+            return table_examples(
+                file, settings["text_column"], settings["label_column"], settings["delimiter"]
+            )
+
+    stray = sorted(set(given) - set(takes))
+    if stray:
+        flags = ", ".join("--" + name.replace("_", "-") for name in stray)
+        raise KerasformerError(f"{flags} do(es) not apply to {path}.")
+    examples = read(path)
+    require_texts_and_labels(examples)
+    return labelled(examples, {name: i for i, name in enumerate(class_names)}, known_by)
+
+
 def data_name(path: str | Path) -> str:
     """What your data is called in messages and export names: a file's stem, a folder's name."""
     path = Path(path).resolve()
@@ -288,13 +320,15 @@ def sorted_class_names(names: set[str]) -> list[str]:
     return sorted(names)
 
 
-def labelled(examples: list[Example], index: dict[str, int]) -> LabeledTexts:
+def labelled(
+    examples: list[Example], index: dict[str, int], known_by: str = "the training data"
+) -> LabeledTexts:
     labels = []
     for example in examples:
         label = example.class_name
         if label not in index:
             raise KerasformerError(
-                f"{example.where}: label {label!r} is not in the training data (its classes: "
+                f"{example.where}: label {label!r} is not in {known_by} (its classes: "
                 f"{', '.join(index)}); add examples of {label!r} to the training data, or "
                 "remove this one."
             )

@@ -136,6 +136,39 @@ def test_evaluate_on_bbc_prints_per_class_report(capsys, trained_bbc):
         assert name in out
 
 
+def test_evaluate_reads_your_own_test_file_with_class_names_as_labels(
+    capsys, trained_bbc, tmp_path
+):
+    """BBC's test split written as your own CSV (labels by name, rows reversed) scores what
+    training measured on it."""
+    import csv
+
+    test = trained_bbc.data.splits["test"]
+    names = trained_bbc.data.class_names
+    path = tmp_path / "mine.csv"
+    with open(path, "w", encoding="utf-8", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(["article", "section"])
+        writer.writerows((text, names[label]) for text, label in reversed(list(zip(
+            test.texts, test.labels, strict=True))))  # fmt: skip
+    code, out, err = run_cli(
+        capsys, "evaluate", str(trained_bbc.export_dir), "--test-file", str(path),
+        "--text-column", "article", "--label-column", "section",
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.startswith(f"mine ({len(test)} examples)\n")
+    assert f"accuracy: {trained_bbc.metrics['test']['accuracy']:.4f}" in out
+    (tmp_path / "odd.csv").write_text("article,section\nrain all day,weather\n", "utf-8")
+    code, _, err = run_cli(
+        capsys, "evaluate", str(trained_bbc.export_dir), "--test-file", str(tmp_path / "odd.csv"),
+        "--text-column", "article", "--label-column", "section",
+    )  # fmt: skip
+    assert code == 2 and err.count("\n") == 1
+    assert "odd.csv:2: label 'weather' is not in the classes of" in err
+    code, _, err = run_cli(capsys, "evaluate", str(trained_bbc.export_dir))
+    assert code == 2 and "--dataset NAME (with --split), or --test-file PATH" in err
+
+
 def test_console_script_errors_have_no_traceback(trained_bbc, tmp_path):
     exe = shutil.which("kerasformer")
     assert exe, "pip install -e . puts the kerasformer command on PATH"
