@@ -192,7 +192,7 @@ TASKS: dict[str, TaskEntry] = {
             models=(
                 ModelEntry(
                     "bert",
-                    BERT_HANDLES | {"seq_length", "doc_stride"},
+                    BERT_HANDLES | {"seq_length", "doc_stride", "null_threshold"},
                     recipes=BERT_CLASSIFIER.recipes,
                     builder="kerasformer.models.bert_question_answerer:build_bert_question_answerer",
                     defaults="kerasformer.models.question_answerer:DEFAULTS",

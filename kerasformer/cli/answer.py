@@ -130,6 +130,7 @@ def answer_all(answerer, lines: list[str]) -> list[dict]:
             "start": int(answer["start"]),
             "end": int(answer["end"]),
             "score": round(float(answer["score"]), 4),
+            "no_answer_score": round(float(answer["no_answer_score"]), 4),
         }
         for answer in answerer.answer(list(questions), list(contexts))
     ]
@@ -138,6 +139,8 @@ def answer_all(answerer, lines: list[str]) -> list[dict]:
 def answer_lines(record: dict) -> str:
     if record["status"] == "error":
         return f"\nerror: {record['message']}"
+    if record["start"] < 0:
+        return f"(no answer)\nno-answer score {record['no_answer_score']:.3f}"
     return (
         f"{record['answer']}\ncharacters {record['start']}-{record['end']}, "
         f"score {record['score']:.3f}"

@@ -270,6 +270,12 @@ def add_bert_arguments(bert) -> None:
         help="question answering: context tokens between window starts (default 128)",
     )  # fmt: skip
     bert.add_argument(
+        "--null-threshold", type=float, metavar="MARGIN",
+        help="question answering: answer nothing when the no-answer score beats the best "
+        "span's by more than MARGIN (default 0 for SQuAD 2.0 data with unanswerable "
+        "questions; without it a v1.1 model always answers)",
+    )  # fmt: skip
+    bert.add_argument(
         "--frozen-epochs", type=positive_int,
         help=defaulted("head-only epochs before fine-tuning in frozen-then-unfrozen",
                        "frozen_epochs"),
@@ -313,7 +319,9 @@ def run(args: argparse.Namespace) -> int:
     result = train(config)
     if result.interrupted:
         print("Training was interrupted; the model as trained so far is evaluated and exported.")
-    names = task_named(args.task).headline_metrics
+    names = task_named(args.task).reported_metrics(
+        {split: result.metrics[split] for split in ("validation", "test")}
+    )
     rows = [
         (
             split,
@@ -386,6 +394,7 @@ def model_options(args: argparse.Namespace) -> dict:
     given.update(
         position=args.position, preprocess=args.preprocess, encoder=args.encoder,
         seq_length=args.seq_length, doc_stride=args.doc_stride,
+        null_threshold=getattr(args, "null_threshold", None),
     )  # fmt: skip
     given["norm_first"] = True if args.norm_first else None
     given = {name: value for name, value in given.items() if value not in (None, "")}

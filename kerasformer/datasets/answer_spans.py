@@ -23,12 +23,17 @@ def answer_byte_spans(examples: SquadExamples) -> tuple[np.ndarray, np.ndarray]:
     """Byte start and limit of each question's first answer in its UTF-8 context.
 
     White space at either end of the answer is left out, so the span starts and ends
-    on text that a token covers.
+    on text that a token covers. An unanswerable question gets -1 and -1: no window
+    holds its answer, so every window is labelled [CLS].
     """
     starts, limits = [], []
     for context, answers, offsets in zip(
         examples.contexts, examples.answers, examples.answer_starts, strict=True
     ):
+        if not answers:
+            starts.append(-1)
+            limits.append(-1)
+            continue
         text, start = answers[0], offsets[0]
         start += len(text) - len(text.lstrip())
         end = start + len(text.strip())

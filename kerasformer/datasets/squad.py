@@ -29,7 +29,8 @@ class SquadExamples:
 
     ``answers[i]`` holds question ``i``'s reference answer texts and ``answer_starts[i]``
     the character offset of each in ``contexts[i]`` (SQuAD dev has up to 6 per question,
-    often repeated).
+    often repeated); both are empty for a question the context does not answer (SQuAD
+    2.0's ``is_impossible``).
 
     Example:
 
@@ -69,6 +70,11 @@ class QuestionAnsweringData(Splits):
 
     name: str
     splits: dict[str, SquadExamples]
+
+    @property
+    def has_unanswerable(self) -> bool:
+        """Whether any question is unanswerable (SQuAD 2.0)."""
+        return any(not answers for part in self.splits.values() for answers in part.answers)
 
     def articles(self) -> dict[str, int]:
         """Distinct articles per split."""
@@ -129,12 +135,6 @@ def read_squad_file(path: Path) -> SquadExamples:
     try:
         document = json.loads(read_utf8_text(path))
         rows = list(squad_rows(document))
-    except UnanswerableQuestion as error:
-        raise KerasformerError(
-            f"{path}: question {error.args[0]} is unanswerable (SQuAD 2.0's is_impossible); "
-            "kerasformer trains on answerable questions (SQuAD v1.1) only: remove the "
-            "unanswerable ones."
-        ) from None
     except json.JSONDecodeError as error:
         raise KerasformerError(f"{path}:{error.lineno}: not JSON ({error.msg}).") from None
     except (KeyError, TypeError, AttributeError) as error:
@@ -162,19 +162,16 @@ def read_squad_file(path: Path) -> SquadExamples:
     )
 
 
-class UnanswerableQuestion(Exception):
-    """A SQuAD 2.0 question marked ``is_impossible``; its id is the argument."""
-
-
 def squad_rows(document: dict):
     for article in document["data"]:
         for paragraph in article["paragraphs"]:
             context = paragraph["context"]
             for question in paragraph["qas"]:
-                answers = question["answers"]
-                if question.get("is_impossible"):
-                    raise UnanswerableQuestion(question["id"])
-                if not answers:
+                # SQuAD 2.0: an unanswerable question has no answers (its
+                # plausible_answers are not answers).
+                impossible = bool(question.get("is_impossible", False))
+                answers = [] if impossible else question["answers"]
+                if not answers and not impossible:
                     raise KeyError(f"question {question['id']} has no answers")
                 yield (
                     str(question["id"]),

@@ -8,6 +8,7 @@ TensorFlow ops, so the same function runs eagerly and inside an exported SavedMo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,11 +19,20 @@ from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
 from kerasformer.models.attention_maps import AttentionMap, bert_attention_map
 from kerasformer.models.bert_classifier import encoder_layer, load_hub_handle
-from kerasformer.models.span_extraction import best_spans, span_texts
+from kerasformer.models.span_extraction import (
+    best_spans,
+    null_scores,
+    span_texts,
+    without_unanswered,
+)
 from kerasformer.models.span_windows import ENCODER_INPUTS, SpanWindows
-from kerasformer.validation import is_whole_number
+from kerasformer.validation import is_real_number, is_whole_number
 
-DEFAULTS = {"seq_length": 384, "doc_stride": None, "max_question_tokens": None}
+# null_threshold None: always answer (SQuAD v1.1); a number: answer "" when the
+# no-answer score beats the best span's by more than it (SQuAD 2.0).
+DEFAULTS = {
+    "seq_length": 384, "doc_stride": None, "max_question_tokens": None, "null_threshold": None
+}  # fmt: skip
 MAX_ANSWER_TOKENS = 30  # BERT's SQuAD setting
 
 
@@ -33,6 +43,9 @@ class QuestionAnswerer:
         model: Keras model from packed windows to ``{start_logits, end_logits}``.
         preprocess: The loaded TF-Hub BERT preprocess model the encoder expects.
         seq_length, doc_stride, max_question_tokens: How contexts are cut (`SpanWindows`).
+        null_threshold: None to always answer; otherwise a question whose no-answer
+            score ([CLS]'s start + end logits, least over its windows) exceeds its best
+            span's score by more than this is answered ``""`` (SQuAD 2.0; 0.0 is BERT's).
         max_answer_tokens: Longest answer considered, in wordpieces.
         preprocess_handle: Where ``preprocess`` was loaded from, kept for exports.
 
@@ -52,7 +65,14 @@ class QuestionAnswerer:
         max_question_tokens: int | None = DEFAULTS["max_question_tokens"],
         max_answer_tokens: int = MAX_ANSWER_TOKENS,
         preprocess_handle: str | None = None,
+        null_threshold: float | None = DEFAULTS["null_threshold"],
     ):
+        if null_threshold is not None and not (
+            is_real_number(null_threshold) and math.isfinite(null_threshold)
+        ):
+            raise KerasformerError(
+                f"null_threshold must be a finite number (0 is BERT's), got {null_threshold!r}."
+            )
         if not is_whole_number(max_answer_tokens):
             raise KerasformerError(
                 f"max_answer_tokens must be a whole number, got {max_answer_tokens!r}."
@@ -63,6 +83,7 @@ class QuestionAnswerer:
         self.preprocess_handle = preprocess_handle
         self.windows = SpanWindows(preprocess, seq_length, doc_stride, max_question_tokens)
         self.max_answer_tokens = max_answer_tokens
+        self.null_threshold = None if null_threshold is None else float(null_threshold)
         self._answer_batch = tf.function(self.answer_tensors, reduce_retracing=True)
 
     @property
@@ -72,15 +93,18 @@ class QuestionAnswerer:
             "doc_stride": self.windows.doc_stride,
             "max_question_tokens": self.windows.max_question_tokens,
             "max_answer_tokens": self.max_answer_tokens,
+            "null_threshold": self.null_threshold,
         }
 
     def answer_tensors(self, questions: tf.Tensor, contexts: tf.Tensor) -> dict[str, tf.Tensor]:
         """Answers to a batch of 1-D string tensors, as tensors (graph-friendly).
 
         Returns ``answer`` (string), ``start`` and ``end`` (int32 character offsets:
-        ``context[start:end] == answer``) and ``score`` (float32, the span's start
-        probability × end probability in its window). A pair whose context has no
-        tokens gets ``""``, -1, -1 and 0.
+        ``context[start:end] == answer``), ``score`` (float32, the span's start
+        probability × end probability in its window) and ``no_answer_score`` (float32:
+        how far the no-answer score beats the best span's; above ``null_threshold``,
+        when there is one, the answer is ``""``, -1, -1, score 0). A pair whose context
+        has no tokens gets ``""``, -1, -1, 0 and 0.
         """
         inputs = self.windows(questions, contexts)
         logits = self.model({key: inputs[key] for key in ENCODER_INPUTS}, training=False)
@@ -92,7 +116,20 @@ class QuestionAnswerer:
             tf.shape(questions)[0],
             self.max_answer_tokens,
         )
-        return span_texts(contexts, inputs["token_starts"], inputs["token_limits"], spans)
+        texts = span_texts(contexts, inputs["token_starts"], inputs["token_limits"], spans)
+        margin = (
+            null_scores(
+                logits["start_logits"],
+                logits["end_logits"],
+                inputs["example"],
+                tf.shape(questions)[0],
+            )
+            - spans["score"]
+        )
+        margin = tf.where(spans["window"] >= 0, margin, 0.0)
+        if self.null_threshold is not None:
+            texts = without_unanswered(texts, spans, margin, self.null_threshold)
+        return {**texts, "no_answer_score": margin}
 
     def answer(
         self, questions: Sequence[str], contexts: Sequence[str], batch_size: int = 32
@@ -116,6 +153,7 @@ class QuestionAnswerer:
                     "start": int(batch["start"][i]),
                     "end": int(batch["end"][i]),
                     "score": float(batch["score"][i]),
+                    "no_answer_score": float(batch["no_answer_score"][i]),
                 })  # fmt: skip
         return results
 

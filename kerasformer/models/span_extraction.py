@@ -80,6 +80,30 @@ def best_spans(
     }
 
 
+def null_scores(start_logits, end_logits, example, num_examples) -> tf.Tensor:
+    """Each example's no-answer score: ``start_logits[0] + end_logits[0]`` ([CLS], where
+    BERT learns to point when a window holds no answer), the least over its windows.
+
+    The least, as in BERT's SQuAD 2.0 code: one window that is sure it holds no answer
+    does not outvote the window that holds it. An example without windows gets +inf.
+    """
+    window_null = tf.cast(start_logits[:, 0], tf.float32) + tf.cast(end_logits[:, 0], tf.float32)
+    least = tf.math.unsorted_segment_min(window_null, tf.cast(example, tf.int32), num_examples)
+    return tf.where(least >= tf.float32.max, float("inf"), least)
+
+
+def without_unanswered(texts: dict, spans: dict, no_answer_score, null_threshold) -> dict:
+    """The answers, with those whose no-answer score beats the span's by more than
+    ``null_threshold`` made empty (``""``, -1, -1, score 0), as SQuAD 2.0 wants them."""
+    abstain = (spans["window"] >= 0) & (no_answer_score > null_threshold)
+    return {
+        "answer": tf.where(abstain, "", texts["answer"]),
+        "start": tf.where(abstain, NO_ANSWER, texts["start"]),
+        "end": tf.where(abstain, NO_ANSWER, texts["end"]),
+        "score": tf.where(abstain, 0.0, texts["score"]),
+    }
+
+
 def banded_span_scores(start_logits, end_logits, context, max_answer_tokens: int):
     """``[windows, seq_length, max_answer_tokens]`` scores of span (i, i + k) and validity.
 

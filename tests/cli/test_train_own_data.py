@@ -2,8 +2,15 @@
 
 import json
 
+import pytest
+
 from tests.helpers.cli import assert_one_line_error, run_cases, run_cli
-from tests.helpers.data import synthetic_squad_document, topic_rows, write_topic_csv
+from tests.helpers.data import (
+    synthetic_squad_document,
+    synthetic_squad_v2_document,
+    topic_rows,
+    write_topic_csv,
+)
 from tests.helpers.processes import run_commands
 
 TINY = ["--epochs", "1", "--batch-size", "16", "--vocab-size", "200", "--maxlen", "16",
@@ -223,3 +230,51 @@ def test_the_data_summary_is_printed_with_its_warnings_and_kept_in_the_metrics(
     assert summary["duplicates"]["test_in_train"] == 2
     assert [f"warning: {w}" for w in summary["warnings"]] == warnings
     assert summary["max_length"] == 16 and summary["words"]["max"] == 4  # "train to rome 10"
+
+
+def test_squad_2_json_trains_and_reports_answerable_and_unanswerable_apart(
+    tmp_path, monkeypatch, tiny_hub_bert
+):
+    """Unanswerable questions train and are scored as SQuAD 2.0 scores them. A threshold
+    no score reaches abstains from every question, which fixes the scores exactly."""
+    monkeypatch.chdir(tmp_path)
+    document = synthetic_squad_v2_document(10, 6, seed=0)
+    write_json(tmp_path / "v2.json", document)
+    bert = ["--preprocess", tiny_hub_bert.preprocess, "--encoder", tiny_hub_bert.encoder,
+            "--seq-length", "32", "--doc-stride", "16", "--epochs", "1",
+            "--batch-size", "8"]  # fmt: skip
+    trained, abstaining = run_commands(
+        ["train", "--task", "question-answering", "--model", "bert", "--train-file",
+         "v2.json", *bert, "--export-dir", "qa"],
+        ["train", "--task", "question-answering", "--model", "bert", "--train-file",
+         "v2.json", *bert, "--export-dir", "silent", "--null-threshold=-1e30"],
+        timeout=600,
+    )  # fmt: skip
+    for result in (trained, abstaining):
+        assert result["code"] == 0, result["stderr"][-3000:]
+    assert "no_answer_f1" in trained["stdout"]  # printed beside EM and F1
+    impossible = {q["id"] for a in document["data"] for p in a["paragraphs"] for q in p["qas"]
+                  if q["is_impossible"]}  # fmt: skip
+    for export in ("qa", "silent"):
+        test = json.loads((tmp_path / export / "metrics.json").read_text())["test"]
+        data_ids = test["questions"]
+        assert test["has_answer_questions"] + test["no_answer_questions"] == data_ids
+        assert test["no_answer_questions"] > 0 and test["has_answer_questions"] > 0
+    silent = json.loads((tmp_path / "silent" / "metrics.json").read_text())["test"]
+    assert (silent["no_answer_exact_match"], silent["no_answer_f1"]) == (100.0, 100.0)
+    assert (silent["has_answer_exact_match"], silent["has_answer_f1"]) == (0.0, 0.0)
+    share = silent["no_answer_questions"] / silent["questions"]
+    assert silent["exact_match"] == pytest.approx(100 * share)
+    assert len(impossible) == 20
+    settings = json.loads((tmp_path / "qa" / "question_answerer.json").read_text())
+    assert settings["null_threshold"] == 0.0  # SQuAD 2.0 data: BERT's default
+    context = "said coach profit today"
+    answered, silent_answer = run_commands(
+        ["answer", "qa", "--question", "which team", "--context", context, "--json"],
+        ["answer", "silent", "--question", "which team", "--context", context, "--json"],
+    )
+    record = json.loads(answered["stdout"].splitlines()[0])
+    assert "no_answer_score" in record
+    assert context[record["start"] : record["end"]] == record["answer"] or record["start"] == -1
+    nothing = json.loads(silent_answer["stdout"].splitlines()[0])
+    assert (nothing["answer"], nothing["start"], nothing["end"]) == ("", -1, -1)

@@ -35,15 +35,19 @@ def test_a_validation_file_is_used_whole_and_test_is_held_out(tmp_path):
     assert data.articles()["test"] == 2 and data.articles()["train"] == 8
 
 
-def test_an_unanswerable_question_is_refused_by_its_id(tmp_path):
+def test_an_unanswerable_question_is_read_with_no_answers(tmp_path):
     document = synthetic_squad_document(articles=4, questions_per_article=2, seed=0)
     question = document["data"][1]["paragraphs"][0]["qas"][0]
-    question.update(is_impossible=True, answers=[])
-    with pytest.raises(KerasformerError) as error:
-        from_squad_files(write_json(tmp_path / "v2.json", document))
-    message = str(error.value)
-    assert f"question {question['id']} is unanswerable" in message
-    assert "remove the unanswerable ones" in message and "\n" not in message
+    question.update(is_impossible=True, answers=[], plausible_answers=[{"text": "x",
+                    "answer_start": 0}])  # fmt: skip
+    data = from_squad_files(write_json(tmp_path / "v2.json", document), test_fraction=0.25,
+                            validation_fraction=0.25)  # fmt: skip
+    assert data.has_unanswerable
+    found = [(part.answers[i], part.answer_starts[i]) for part in data.splits.values()
+             for i in range(len(part)) if part.ids[i] == question["id"]]  # fmt: skip
+    assert found == [((), ())]
+    answered = sum(1 for part in data.splits.values() for answers in part.answers if answers)
+    assert answered == 7
 
 
 def test_a_missing_file_names_the_format(tmp_path):

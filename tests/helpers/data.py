@@ -89,6 +89,26 @@ def synthetic_squad_document(articles: int, questions_per_article: int, seed: in
     return {"version": "1.1", "data": data}
 
 
+def synthetic_squad_v2_document(articles: int, questions_per_article: int, seed: int) -> dict:
+    """`synthetic_squad_document` with every third question made unanswerable, as SQuAD
+    2.0 marks one: ``is_impossible``, no answers, and a context of filler alone."""
+    document = synthetic_squad_document(articles, questions_per_article, seed)
+    rng = np.random.default_rng(seed + 1)
+    filler = COMMON_WORDS + " ".join(TOPIC_WORDS[t] for t in (1, 4)).split()
+    number = 0
+    for article in document["data"]:
+        for paragraph in article["paragraphs"]:
+            for question in paragraph["qas"]:
+                if number % 3 == 2:
+                    paragraph["context"] = " ".join(rng.choice(filler, 30))
+                    question.update(is_impossible=True, answers=[])
+                else:
+                    question["is_impossible"] = False
+                number += 1
+    document["version"] = "v2.0"
+    return document
+
+
 def write_synthetic_squad(directory: Path, articles: int = 20, per_article: int = 30,
                           seed: int = 0) -> Path:  # fmt: skip
     directory.mkdir(parents=True, exist_ok=True)

@@ -89,3 +89,29 @@ def test_span_texts_keep_the_original_characters():
 def test_max_answer_tokens_is_checked():
     with pytest.raises(KerasformerError, match="max_answer_tokens must be >= 1"):
         best_spans(np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 2)), [0], 1, 0)
+
+
+def test_no_answer_scores_and_abstaining_against_numpy():
+    from kerasformer.models.span_extraction import null_scores, without_unanswered
+
+    rng = np.random.default_rng(3)
+    start, end = rng.normal(size=(4, 6)), rng.normal(size=(4, 6))
+    example = np.array([0, 0, 1, 2])  # example 3 has no window
+    null = null_scores(tf.constant(start), tf.constant(end), tf.constant(example), 4).numpy()
+    # By hand: [CLS] (position 0) start + end, the least over each example's windows.
+    cls = start[:, 0] + end[:, 0]
+    np.testing.assert_allclose(null[:3], [min(cls[0], cls[1]), cls[2], cls[3]], rtol=1e-6)
+    assert np.isinf(null[3]) and null[3] > 0
+    texts = {
+        "answer": tf.constant(["a", "b", "c", ""]),
+        "start": tf.constant([0, 4, 2, -1]),
+        "end": tf.constant([1, 5, 3, -1]),
+        "score": tf.constant([0.5, 0.6, 0.7, 0.0]),
+    }
+    spans = {"window": tf.constant([1, 2, 3, -1])}
+    margins = tf.constant([0.5, -0.2, 2.0, 0.0])
+    kept = without_unanswered(texts, spans, margins, 0.4)
+    assert [a.decode() for a in kept["answer"].numpy()] == ["", "b", "", ""]
+    assert kept["start"].numpy().tolist() == [-1, 4, -1, -1]
+    assert kept["end"].numpy().tolist() == [-1, 5, -1, -1]
+    assert kept["score"].numpy().tolist() == pytest.approx([0.0, 0.6, 0.0, 0.0])

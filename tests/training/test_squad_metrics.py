@@ -65,3 +65,27 @@ def test_squad_scores_take_the_best_reference_and_average():
 def test_bad_input_is_one_clear_error(predictions, references, message):
     with pytest.raises(KerasformerError, match=message):
         squad_scores(predictions, references)
+
+
+def test_squad_2_unanswerable_questions_want_an_empty_answer_and_are_reported_apart():
+    predictions = ["Denver Broncos", "", "the", "Panthers", "Broncos"]
+    references = [["Broncos"], [], [], [], ["Denver Broncos"]]
+    scores = squad_scores(predictions, references, unanswerable=True)
+    # By hand, evaluate-v2.0.py's rules: question 0 EM 0, F1 2/3; 1: "" right (1, 1);
+    # 2: "the" normalises to "" (1, 1); 3: an answer where none is (0, 0); 4: EM 0,
+    # F1 2 * (1 * 1/2) / (1 + 1/2) = 2/3.
+    assert scores["exact_match"] == pytest.approx(100 * 2 / 5)
+    assert scores["f1"] == pytest.approx(100 * (2 / 3 + 1 + 1 + 0 + 2 / 3) / 5)
+    assert scores["has_answer_exact_match"] == 0.0
+    assert scores["has_answer_f1"] == pytest.approx(100 * 2 / 3)
+    assert scores["has_answer_questions"] == 2
+    assert scores["no_answer_exact_match"] == pytest.approx(100 * 2 / 3)
+    assert scores["no_answer_f1"] == pytest.approx(100 * 2 / 3)
+    assert scores["no_answer_questions"] == 3
+
+
+def test_without_squad_2_an_unanswerable_question_is_still_refused():
+    with pytest.raises(KerasformerError, match="question 1 needs a list of one or more"):
+        squad_scores(["a", ""], [["a"], []])
+    only_answerable = squad_scores(["Broncos"], [["Broncos"]], unanswerable=True)
+    assert "no_answer_f1" not in only_answerable and only_answerable["has_answer_f1"] == 100

@@ -242,6 +242,10 @@ class Task:
     def write_export(self, model, data, directory: Path) -> None:
         raise NotImplementedError
 
+    def reported_metrics(self, metrics: dict[str, dict]) -> tuple[str, ...]:
+        """The metrics `kerasformer train` prints for each split: the headline ones."""
+        return self.headline_metrics
+
     def keras_model(self, model):
         """The Keras model inside the task's model object (what a rescue saves)."""
         return model.model

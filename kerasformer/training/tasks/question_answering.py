@@ -60,6 +60,8 @@ class QuestionAnsweringTask(Task):
         preprocess_handle = absolute_handle(options.pop("preprocess", None) or ONLINE_PREPROCESS)
         encoder_handle = str(options.pop("encoder", None) or ONLINE_ENCODER)
         require_seq_length_fits(options.get("seq_length", DEFAULTS["seq_length"]), encoder_handle)
+        if data.has_unanswerable and options.get("null_threshold") is None:
+            options["null_threshold"] = 0.0  # SQuAD 2.0: BERT's threshold
         model = build_bert_question_answerer(encoder_handle, trainable=True)
         answerer = QuestionAnswerer(
             model, load_preprocess(preprocess_handle), preprocess_handle=preprocess_handle,
@@ -78,19 +80,28 @@ class QuestionAnsweringTask(Task):
             model, model, config.xla, batches,
             loss={"start_logits": loss, "end_logits": loss},
             metrics={"start_logits": ["accuracy"], "end_logits": ["accuracy"]},
-            callbacks=[ValidationAnswers(answerer, data.splits["validation"], config.batch_size)],
+            callbacks=[ValidationAnswers(answerer, data, config.batch_size)],
             encoder=answerer.encoder,
         )  # fmt: skip
         return answerer, plan
 
     def evaluate(self, answerer: QuestionAnswerer, data: QuestionAnsweringData, config) -> dict:
         return {
-            split: evaluate_answers(answerer, data.splits[split], config.batch_size)
+            split: evaluate_answers(
+                answerer, data.splits[split], config.batch_size, data.has_unanswerable
+            )
             for split in ("validation", "test")
         }
 
     def write_export(self, answerer: QuestionAnswerer, data, directory: Path) -> None:
         write_question_answerer(answerer, directory)
+
+    def reported_metrics(self, metrics: dict[str, dict]) -> tuple[str, ...]:
+        """EM and F1, and for SQuAD 2.0 data those of answerable and unanswerable questions."""
+        parts = ("has_answer_exact_match", "has_answer_f1", "no_answer_exact_match", "no_answer_f1")
+        return self.headline_metrics + tuple(
+            name for name in parts if all(name in split for split in metrics.values())
+        )
 
 
 def require_seq_length_fits(seq_length, encoder_handle: str) -> None:
@@ -141,28 +152,35 @@ def encoder_positions(handle: str) -> int | None:
     return None
 
 
-def evaluate_answers(answerer: QuestionAnswerer, part: SquadExamples, batch_size: int) -> dict:
-    """SQuAD exact match and F1 of the answerer's answers, and its speed."""
+def evaluate_answers(
+    answerer: QuestionAnswerer, part: SquadExamples, batch_size: int, unanswerable=False
+) -> dict:
+    """SQuAD exact match and F1 of the answerer's answers, and its speed.
+
+    With ``unanswerable`` (SQuAD 2.0 data), also the scores of the questions with and
+    without an answer (``has_answer_*``, ``no_answer_*``).
+    """
     started = time.perf_counter()
     answers = answerer.answer(list(part.questions), list(part.contexts), batch_size)
     seconds = time.perf_counter() - started
-    scores = squad_scores([a["answer"] for a in answers], part.answers)
+    scores = squad_scores([a["answer"] for a in answers], part.answers, unanswerable)
     return {**scores, "examples_per_second": len(part) / seconds}
 
 
 class ValidationAnswers(keras.callbacks.Callback):
     """Adds ``val_exact_match`` and ``val_f1`` to every epoch's logs (and history)."""
 
-    def __init__(self, answerer: QuestionAnswerer, part: SquadExamples, batch_size: int):
+    def __init__(self, answerer: QuestionAnswerer, data: QuestionAnsweringData, batch_size: int):
         super().__init__()
         self.answerer = answerer
-        self.part = part
+        self.part = data.splits["validation"]
+        self.unanswerable = data.has_unanswerable
         self.batch_size = batch_size
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is None:
             return
-        scores = evaluate_answers(self.answerer, self.part, self.batch_size)
+        scores = evaluate_answers(self.answerer, self.part, self.batch_size, self.unanswerable)
         logs["val_exact_match"] = scores["exact_match"]
         logs["val_f1"] = scores["f1"]
 
