@@ -14,12 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kerasformer.datasets.from_files import data_name
-from kerasformer.datasets.grouped_split import (
-    require_every_split,
-    require_fractions,
-    split_the_rest,
-)
-from kerasformer.datasets.splits import SPLITS
+from kerasformer.datasets.grouped_split import require_every_split, splits_of_files
 from kerasformer.datasets.wikitext import LanguageModelData, line_tokens, text_lines
 from kerasformer.errors import KerasformerError
 from kerasformer.files.text_files import read_utf8_text
@@ -58,19 +53,16 @@ def from_text_files(
     >>> data.sizes()
     {'train': 81234, 'validation': 10311, 'test': 9987}
     """
-    require_fractions(validation_fraction, test_fraction)
-    files = {"train": train_file, "validation": validation_file, "test": test_file}
-    lines = {split: corpus_lines(path) for split, path in files.items() if path is not None}
-    train = lines["train"]
-    indices = split_the_rest(
-        paragraph_numbers(train), set(lines), validation_fraction, test_fraction, split_seed
-    )
-    # Each split keeps the text's order.
-    lines.update({split: [train[i] for i in sorted(chosen)] for split, chosen in indices.items()})
+    lines = splits_of_files(
+        {"train": train_file, "validation": validation_file, "test": test_file},
+        corpus_lines, paragraph_numbers,
+        lambda text, chosen: [text[i] for i in sorted(chosen)],  # the text's own order
+        validation_fraction, test_fraction, split_seed,
+    )  # fmt: skip
     name = name or data_name(train_file)
-    words = {split: sum(len(line.split()) for line in lines[split]) for split in SPLITS}
+    words = {split: sum(len(line.split()) for line in part) for split, part in lines.items()}
     require_every_split(name, words, "words", "more paragraphs (separated by blank lines)")
-    return LanguageModelData(name=name, splits={s: line_tokens(lines[s]) for s in SPLITS})
+    return LanguageModelData(name=name, splits={s: line_tokens(part) for s, part in lines.items()})
 
 
 def corpus_lines(path: str | Path) -> list[str]:

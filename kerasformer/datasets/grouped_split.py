@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -60,25 +60,38 @@ def grouped_split(
     }
 
 
-def split_the_rest(
-    group_keys: Sequence[Hashable],
-    given: set[str],
+def splits_of_files(
+    files: dict[str, object],
+    read: Callable[[object], object],
+    group_keys: Callable[[object], Sequence[Hashable]],
+    take: Callable[[object, np.ndarray], object],
     validation_fraction: float,
     test_fraction: float,
     seed: int,
-) -> dict[str, np.ndarray]:
-    """Indices of a training file's items for train and for each split not ``given``.
+) -> dict[str, object]:
+    """A user's train, validation and test splits: each file given, read; the splits
+    without a file dealt from the training file by `grouped_split`.
 
-    A user's own files: the splits that came as files of their own take nothing from the
-    training file; the others are dealt from it by `grouped_split`.
+    Args:
+        files: The path of each split (``train`` required), None where not given.
+        read: One file's items.
+        group_keys: The items' group keys (a group lands in one split).
+        take: The items at some indices, in their order.
+        validation_fraction, test_fraction, seed: How the splits without a file are dealt.
     """
+    require_fractions(validation_fraction, test_fraction)
+    splits = {split: read(path) for split, path in files.items() if path is not None}
+    train = splits["train"]
     indices = grouped_split(
-        group_keys,
-        0.0 if "validation" in given else validation_fraction,
-        0.0 if "test" in given else test_fraction,
+        group_keys(train),
+        0.0 if "validation" in splits else validation_fraction,
+        0.0 if "test" in splits else test_fraction,
         seed,
     )
-    return {split: chosen for split, chosen in indices.items() if split not in given - {"train"}}
+    for split, chosen in indices.items():
+        if split == "train" or split not in splits:
+            splits[split] = take(train, chosen)
+    return {split: splits[split] for split in SPLITS}
 
 
 def require_every_split(name: str, sizes: dict[str, int], noun: str, fix: str) -> None:

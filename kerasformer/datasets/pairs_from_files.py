@@ -14,13 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from kerasformer.datasets.from_files import data_name
-from kerasformer.datasets.grouped_split import (
-    require_every_split,
-    require_fractions,
-    split_the_rest,
-)
+from kerasformer.datasets.grouped_split import require_every_split, splits_of_files
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
-from kerasformer.datasets.splits import SPLITS
 from kerasformer.errors import KerasformerError
 from kerasformer.files.tables import read_table
 
@@ -61,31 +56,23 @@ def from_sentence_pairs(
     >>> data.source_language, data.target_language
     ('English', 'French')
     """
-    require_fractions(validation_fraction, test_fraction)
-    files = {"train": train_file, "validation": validation_file, "test": test_file}
-    read = {
-        split: read_pairs(path, source_column, target_column, delimiter)
-        for split, path in files.items()
-        if path is not None
-    }
-    source_language, target_language, _ = read["train"]
-    splits = {split: pairs for split, (_, _, pairs) in read.items()}
-    train = splits["train"]
-    indices = split_the_rest(
-        train.sources, set(splits), validation_fraction, test_fraction, split_seed
-    )
-    splits.update(
-        {split: SentencePairs(train.sources[i], train.targets[i]) for split, i in indices.items()}
-    )
+    languages = []
+
+    def read(path) -> SentencePairs:
+        source, target, pairs = read_pairs(path, source_column, target_column, delimiter)
+        languages.append((source, target))  # the training file's, read first, name them
+        return pairs
+
+    splits = splits_of_files(
+        {"train": train_file, "validation": validation_file, "test": test_file},
+        read, lambda pairs: pairs.sources,
+        lambda pairs, chosen: SentencePairs(pairs.sources[chosen], pairs.targets[chosen]),
+        validation_fraction, test_fraction, split_seed,
+    )  # fmt: skip
     name = name or data_name(train_file)
-    sizes = {split: len(splits[split]) for split in SPLITS}
-    require_every_split(name, sizes, "pairs", "more pairs")
-    return TranslationData(
-        name=name,
-        source_language=source_language,
-        target_language=target_language,
-        splits={split: splits[split] for split in SPLITS},
-    )
+    require_every_split(name, {s: len(part) for s, part in splits.items()}, "pairs", "more pairs")
+    (source_language, target_language), *_ = languages
+    return TranslationData(name, source_language, target_language, splits)
 
 
 def read_pairs(

@@ -10,12 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kerasformer.datasets.from_files import data_name
-from kerasformer.datasets.grouped_split import (
-    require_every_split,
-    require_fractions,
-    split_the_rest,
-)
-from kerasformer.datasets.splits import SPLITS
+from kerasformer.datasets.grouped_split import require_every_split, splits_of_files
 from kerasformer.datasets.squad import QuestionAnsweringData, SquadExamples, read_squad_file
 from kerasformer.errors import KerasformerError
 
@@ -49,17 +44,15 @@ def from_squad_files(
     >>> data = from_squad_files("faq.json")
     >>> data.sizes(), data.articles()
     """
-    require_fractions(validation_fraction, test_fraction)
-    files = {"train": train_file, "validation": validation_file, "test": test_file}
-    splits = {split: read_squad_json(path) for split, path in files.items() if path}
-    indices = split_the_rest(
-        splits["train"].titles, set(splits), validation_fraction, test_fraction, split_seed
-    )
-    splits.update({split: splits["train"].take(chosen) for split, chosen in indices.items()})
+    splits = splits_of_files(
+        {"train": train_file, "validation": validation_file, "test": test_file},
+        read_squad_json, lambda part: part.titles, lambda part, chosen: part.take(chosen),
+        validation_fraction, test_fraction, split_seed,
+    )  # fmt: skip
     name = name or data_name(train_file)
-    sizes = {split: len(splits[split]) for split in SPLITS}
+    sizes = {split: len(part) for split, part in splits.items()}
     require_every_split(name, sizes, "questions", "more articles (held out by title)")
-    return QuestionAnsweringData(name=name, splits={split: splits[split] for split in SPLITS})
+    return QuestionAnsweringData(name=name, splits=splits)
 
 
 def read_squad_json(path: str | Path) -> SquadExamples:
