@@ -137,7 +137,9 @@ TASKS: dict[str, TaskEntry] = {
             export_kind="classifier",
             headline_metrics=("accuracy",),
             file_reader="kerasformer.datasets.from_files:from_files",
-            data_options=frozenset({"text_column", "label_column", "delimiter"}),
+            data_options=frozenset(
+                {"text_column", "label_column", "delimiter", "multi_label", "label_separator"}
+            ),
             tfds_reader="kerasformer.datasets.from_tfds:from_tfds",
         ),
         TaskEntry(

@@ -72,6 +72,14 @@ def run(args: argparse.Namespace) -> int:
         require_output_file(args.output, "--output", args.overwrite)
     require_output_file(picture, "--confusion-matrix", args.overwrite)
     classifier = ExportedClassifier(args.model)
+    if classifier.threshold is not None:
+        from kerasformer.errors import KerasformerError
+
+        raise KerasformerError(
+            f"{args.model} is a multi-label classifier; evaluate measures classifiers of one "
+            "class per text. Its micro and macro F1 on validation and test are in its "
+            "metrics.json."
+        )
     if args.dataset:
         data = load_dataset(args.dataset, args.data_dir)
         require_same_classes(classifier.class_names, data.class_names, args.dataset)

@@ -64,21 +64,26 @@ def classify_inputs(classifier, inputs: list[InputText]) -> list[dict]:
     def classify(texts: list[str]) -> list[dict]:
         predictions = classifier.classify(texts)
         rows = zip(predictions.probabilities, predictions.known_tokens, strict=True)
-        return [prediction_fields(classifier.class_names, *row) for row in rows]
+        return [
+            prediction_fields(classifier.class_names, *row, classifier.threshold) for row in rows
+        ]
 
     return records_for(inputs, classify)
 
 
-def prediction_fields(class_names, probabilities, known_tokens: int) -> dict:
+def prediction_fields(
+    class_names, probabilities, known_tokens: int, threshold: float | None = None
+) -> dict:
+    """A text's record; a multi-label classifier's names every class over its threshold."""
     scores = dict(zip(class_names, (round(float(p), 4) for p in probabilities), strict=True))
     fields = {"status": "ok" if known_tokens else "warning"}
     if not known_tokens:
         fields["message"] = NO_KNOWN_WORDS
-    return fields | {
-        "class": class_names[int(probabilities.argmax())],
-        "probabilities": scores,
-        "known_tokens": int(known_tokens),
-    }
+    fields["class"] = class_names[int(probabilities.argmax())]
+    if threshold is not None:
+        fields["labels"] = [name for name, p in zip(class_names, probabilities, strict=True)
+                            if p > threshold]  # fmt: skip
+    return fields | {"probabilities": scores, "known_tokens": int(known_tokens)}
 
 
 def table_entry(record: dict) -> str:
@@ -89,7 +94,8 @@ def table_entry(record: dict) -> str:
         for name, p in sorted(record["probabilities"].items(), key=lambda kv: -kv[1])
     )
     guess = "  (a guess: no known words)" if record["status"] == "warning" else ""
-    return f"{record['class']:<14} {shorten(record['text'])}\n{'':<14} {ranked}{guess}"
+    chosen = ",".join(record["labels"]) or "(none)" if "labels" in record else record["class"]
+    return f"{chosen:<14} {shorten(record['text'])}\n{'':<14} {ranked}{guess}"
 
 
 def shorten(text: str, width: int = 70) -> str:

@@ -50,7 +50,10 @@ RUN_SETTINGS = (
     "early_stopping", "monitor", "tensorboard", "tensorboard_update_freq",
 )  # fmt: skip
 # Options of a task's reader of your own files (see kerasformer.registry.TaskEntry).
-DATA_OPTIONS = ("text_column", "label_column", "delimiter", "source_column", "target_column")
+DATA_OPTIONS = (
+    "text_column", "label_column", "delimiter", "source_column", "target_column",
+    "multi_label", "label_separator",
+)  # fmt: skip
 # Settings of a task's own that a command sets (distill's); see TrainingConfig.task_options.
 TASK_SETTINGS = (
     "teacher", "temperature", "teacher_weight", "unlabelled_texts", "augmented_copies"
@@ -147,6 +150,16 @@ def add_own_data_arguments(parser: argparse.ArgumentParser) -> None:
     )
     for flag, metavar, text in OWN_DATA_FLAGS:
         own.add_argument(flag, metavar=metavar, help=text)
+    own.add_argument(
+        "--multi-label", action="store_true", default=None,
+        help="classification: each text has one or more labels, separated by "
+        "--label-separator (a JSON list in JSON Lines); sigmoid outputs, a threshold "
+        "chosen on validation, micro and macro F1",
+    )  # fmt: skip
+    own.add_argument(
+        "--label-separator", metavar="S",
+        help="what separates a multi-label text's labels (default ,)",
+    )  # fmt: skip
     own.add_argument(
         "--tfds-data-dir", metavar="DIR",
         help="with --dataset tfds:NAME: the folder it is prepared in (`tfds build NAME "

@@ -85,13 +85,15 @@ def summarize_texts(
     words = word_counts(train_texts)
     pieces = piece_counts(train_texts, count_pieces) if count_pieces is not None else None
     lengths, unit = (pieces, "pieces") if pieces is not None else (words, "words")
-    train_classes = class_counts(data.splits["train"].labels, data.class_names)
+    multi_label = getattr(data, "multi_label", False)
+    train_classes = class_counts(data.splits["train"].labels, data.class_names, multi_label)
     return {
         "kind": "texts",
         "dataset": data.name,
         "examples": {name: len(part) for name, part in data.splits.items()},
         "classes": {
-            name: class_counts(part.labels, data.class_names) for name, part in data.splits.items()
+            name: class_counts(part.labels, data.class_names, multi_label)
+            for name, part in data.splits.items()
         },
         "imbalance_ratio": imbalance_ratio(train_classes),
         "words": length_percentiles(words),
@@ -245,11 +247,15 @@ def class_ids(labels) -> np.ndarray:
     return labels.argmax(axis=-1) if labels.ndim == 2 else labels.astype(np.int64)
 
 
-def class_counts(labels, class_names: Sequence[str]) -> dict[str, int]:
+def class_counts(labels, class_names: Sequence[str], multi_label: bool = False) -> dict[str, int]:
     """Examples of each class, every class listed (with 0 when absent), in class order.
 
-    A label outside the class names is listed as ``label N`` rather than dropped.
+    A label outside the class names is listed as ``label N`` rather than dropped. A
+    multi-label example (a row of 0s and 1s) counts once for each of its classes.
     """
+    if multi_label:
+        totals = np.asarray(labels).sum(axis=0)
+        return {name: int(totals[index]) for index, name in enumerate(class_names)}
     counts = Counter(int(label) for label in class_ids(labels))
     named = {name: counts.pop(index, 0) for index, name in enumerate(class_names)}
     return named | {f"label {label}": count for label, count in sorted(counts.items())}

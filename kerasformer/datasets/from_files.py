@@ -51,6 +51,8 @@ def from_csv(
     text_column: str | int | list = "text",
     label_column: str | int = "label",
     delimiter: str | None = None,
+    multi_label: bool = False,
+    label_separator: str = ",",
     validation_fraction: float = 0.1,
     test_fraction: float = 0.1,
     split_seed: int = 0,
@@ -67,6 +69,10 @@ def from_csv(
             (``"title,description"``) are joined by a space.
         label_column: The label's column, by name or 0-based index.
         delimiter: The field separator; sniffed from the header by default.
+        multi_label: Each text has one or more labels, separated by ``label_separator``
+            (in JSON Lines, also a list); the data's labels are then rows of 0s and 1s,
+            and held-out splits are drawn at random rather than by class.
+        label_separator: What separates a multi-label text's labels.
         validation_fraction: Part of the training file held out for validation.
         test_fraction: Part of the training file held out for testing.
         split_seed: Seed of the held-out splits.
@@ -84,6 +90,7 @@ def from_csv(
         {"train": train_file, "validation": validation_file, "test": test_file},
         lambda path: table_examples(path, text_column, label_column, delimiter),
         validation_fraction, test_fraction, split_seed,
+        label_separator=label_separator if multi_label else None,
     )  # fmt: skip
 
 
@@ -94,6 +101,8 @@ def from_jsonl(
     *,
     text_column: str | list = "text",
     label_column: str = "label",
+    multi_label: bool = False,
+    label_separator: str = ",",
     validation_fraction: float = 0.1,
     test_fraction: float = 0.1,
     split_seed: int = 0,
@@ -111,9 +120,9 @@ def from_jsonl(
     """
     return from_csv(
         train_file, validation_file, test_file,
-        text_column=text_column, label_column=label_column,
-        validation_fraction=validation_fraction, test_fraction=test_fraction,
-        split_seed=split_seed, name=name,
+        text_column=text_column, label_column=label_column, multi_label=multi_label,
+        label_separator=label_separator, validation_fraction=validation_fraction,
+        test_fraction=test_fraction, split_seed=split_seed, name=name,
     )  # fmt: skip
 
 
@@ -173,6 +182,8 @@ def from_files(
     else:
         read, kind = from_csv, "a CSV or TSV file"
     given = {name: value for name, value in options.items() if value is not None}
+    if "label_separator" in given and not given.get("multi_label"):
+        raise KerasformerError("--label-separator goes with --multi-label; give both.")
     stray = sorted(set(given) - set(inspect.signature(read).parameters))
     if stray:
         flags = ", ".join("--" + name.replace("_", "-") for name in stray)
@@ -246,15 +257,20 @@ def classification_data(
     test_fraction: float,
     split_seed: int,
     class_order: Callable[[set[str]], list[str]] | None = None,
+    label_separator: str | None = None,
 ) -> TextClassificationData:
     """Read each split given, number the classes of train, check every split against them,
     and hold out of train the splits not given: the test split first, then validation
     from what is left.
 
     ``class_order`` sorts the class names (default: numerically where all are whole
-    numbers, else as text).
+    numbers, else as text). With a ``label_separator`` the data is multi-label.
     """
     parts = {split: read_examples(path) for split, path in sources.items() if path is not None}
+    if label_separator is not None:
+        return multi_label_data(
+            name, parts, label_separator, validation_fraction, test_fraction, split_seed
+        )
     for examples in parts.values():
         require_texts_and_labels(examples)
     labels = {example.class_name for example in parts["train"]}
@@ -283,13 +299,85 @@ def classification_data(
     return data
 
 
-def require_texts_and_labels(examples: list[Example]) -> None:
+def multi_label_data(
+    name: str,
+    parts: dict[str, list[Example]],
+    separator: str,
+    validation_fraction: float,
+    test_fraction: float,
+    split_seed: int,
+) -> TextClassificationData:
+    """`classification_data` for texts of one or more classes each: rows of 0s and 1s."""
+    if not separator:
+        raise KerasformerError("--label-separator is empty; give the character(s) between labels.")
+    names = {
+        split: [label_set(e, separator) for e in examples] for split, examples in parts.items()
+    }
+    for examples in parts.values():
+        require_texts_and_labels(examples, labels_checked=True)
+    class_names = sorted_class_names({label for labels in names["train"] for label in labels})
+    index = {label: i for i, label in enumerate(class_names)}
+    splits = {
+        split: LabeledTexts(
+            np.array([example.text for example in parts[split]], dtype=object),
+            multi_hot(parts[split], names[split], index),
+        )
+        for split in parts
+    }
+    for split, fraction in (("test", test_fraction), ("validation", validation_fraction)):
+        if split not in splits:
+            splits["train"], splits[split] = stratified_split(splits["train"], fraction, split_seed)
+    data = TextClassificationData(
+        name=name,
+        class_names=tuple(class_names),
+        splits={split: splits[split] for split in ("train", "validation", "test")},
+        multi_label=True,
+    )
+    require_trainable(data)
+    return data
+
+
+def label_set(example: Example, separator: str) -> list[str]:
+    """A multi-label example's class names: a list (JSON), or labels split at ``separator``."""
+    label = example.label
+    if isinstance(label, list):
+        names = [str(item).strip() for item in label if not isinstance(item, dict | list)]
+    elif isinstance(label, str) or (isinstance(label, int) and not isinstance(label, bool)):
+        names = [part.strip() for part in str(label).split(separator)]
+    else:
+        names = []
+    names = [name for name in names if name]
+    if not names:
+        raise KerasformerError(
+            f"{example.where}: the labels are {label!r}; give every example one or more "
+            f"labels, separated by {separator!r} (or a JSON list of strings)."
+        )
+    return sorted(set(names))
+
+
+def multi_hot(examples: list[Example], names: list[list[str]], index: dict[str, int]) -> np.ndarray:
+    rows = np.zeros((len(examples), len(index)), np.float32)
+    for row, (example, labels) in enumerate(zip(examples, names, strict=True)):
+        for label in labels:
+            if label not in index:
+                raise KerasformerError(
+                    f"{example.where}: label {label!r} is not in the training data (its "
+                    f"classes: {', '.join(index)}); add examples of {label!r} to the training "
+                    "data, or remove it here."
+                )
+            rows[row, index[label]] = 1.0
+    return rows
+
+
+def require_texts_and_labels(examples: list[Example], labels_checked: bool = False) -> None:
     first_of_kind: dict[str, Example] = {}
     for example in examples:
         if not example.text.strip():
             raise KerasformerError(
                 f"{example.where}: the text is empty; give every example a text, or remove it."
             )
+        if labels_checked:
+            continue
         kind = label_kind(example)
         first_of_kind.setdefault(kind, example)
         if len(first_of_kind) > 1:

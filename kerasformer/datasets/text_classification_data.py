@@ -59,12 +59,14 @@ class TextClassificationData(Splits):
     """A text classification dataset: three splits and the class names.
 
     ``train``, ``validation`` and ``test`` are ``tf.data`` datasets of ``(text, label)``;
-    ``splits`` holds the same data as NumPy arrays.
+    ``splits`` holds the same data as NumPy arrays. A ``multi_label`` dataset's labels are
+    rows of 0s and 1s, one column per class (float32): a text may be of several classes.
     """
 
     name: str
     class_names: tuple[str, ...]
     splits: dict[str, LabeledTexts]
+    multi_label: bool = False
 
     @property
     def num_classes(self) -> int:
@@ -89,7 +91,8 @@ def stratified_split(
     """Split off ``fraction`` of the examples, keeping class proportions, reproducibly.
 
     Identical texts always land on the same side: BBC News holds 100 articles twice, and
-    a copy in train would leak its twin's label into test.
+    a copy in train would leak its twin's label into test. Multi-label rows (one column
+    per class) are split at random: their label sets are too many to stratify by.
     """
     if not 0 < fraction < 1:
         raise KerasformerError(f"a split fraction must be between 0 and 1, got {fraction!r}.")
@@ -99,7 +102,7 @@ def stratified_split(
             np.arange(len(first)),
             test_size=fraction,
             random_state=seed,
-            stratify=data.labels[first],
+            stratify=data.labels[first] if np.ndim(data.labels) == 1 else None,
         )
     except ValueError as error:
         raise KerasformerError(
@@ -150,9 +153,38 @@ def require_trainable(data: TextClassificationData) -> None:
             f"{data.name} names {data.num_classes} class(es) {data.class_names!r}; "
             "a classifier needs at least two class names."
         )
+    if data.multi_label:
+        require_label_rows(data)
+        return
     for name in SPLITS:
         require_usable_split(data.name, name, data.splits[name], data.num_classes)
     require_two_classes(data.name, "train split", data.splits["train"], data.class_names)
+
+
+def require_label_rows(data: TextClassificationData) -> None:
+    """Multi-label splits: rows of 0s and 1s, one per class, and two classes in train."""
+    for name in SPLITS:
+        part = data.splits[name]
+        if len(part) == 0:
+            raise KerasformerError(
+                f"{data.name} {name} split is empty; give it examples to measure the model on."
+            )
+        labels = np.asarray(part.labels)
+        if (
+            labels.ndim != 2
+            or labels.shape[1] != data.num_classes
+            or not np.isin(labels, (0, 1)).all()
+        ):
+            raise KerasformerError(
+                f"{data.name} {name} labels of a multi-label dataset must be rows of 0s and 1s, "
+                f"one column per class ({data.num_classes}), got shape {labels.shape}."
+            )
+    seen = np.flatnonzero(np.asarray(data.splits["train"].labels).sum(axis=0))
+    if len(seen) < 2:
+        raise KerasformerError(
+            f"{data.name} train split has examples of {len(seen)} class(es); a classifier "
+            "needs examples of at least two classes."
+        )
 
 
 def require_usable_split(dataset: str, split: str, part: LabeledTexts, num_classes: int) -> None:

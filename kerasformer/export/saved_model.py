@@ -15,7 +15,8 @@ from pathlib import Path
 
 from kerasformer.backend import keras, tf
 from kerasformer.files.staged_directory import require_replaceable, staged_directory
-from kerasformer.loading.exported_classifier import CLASS_NAMES_FILE, INPUT_NAME
+from kerasformer.files.text_files import write_settings
+from kerasformer.loading.exported_classifier import CLASS_NAMES_FILE, INPUT_NAME, SETTINGS_FILE
 from kerasformer.loading.keras_model import KERAS_FILE
 from kerasformer.models.text_classifier import TextClassifier
 
@@ -27,8 +28,10 @@ class ClassifierServing(tf.Module):
     ``known_tokens``: how many of the tokens the model read are in its vocabulary. Every
     text gets a finite probability row; one with no known token (empty, punctuation,
     emoji, a script the model never saw) gets a guess, which callers flag by
-    ``known_tokens == 0``. Only TensorFlow ops are traced, so no kerasformer is needed
-    to serve it.
+    ``known_tokens == 0``. A multi-label classifier (with a ``threshold``) also returns
+    ``over_threshold`` (a bool per class) and ``labels`` (the names of the classes over
+    it, joined by ``,``). Only TensorFlow ops are traced, so no kerasformer is needed to
+    serve it.
     """
 
     def __init__(
@@ -40,17 +43,27 @@ class ClassifierServing(tf.Module):
         self.model = classifier.model
         # Same weights as the model; also counts the known tokens of each text.
         self._classify = classifier.counting_function()
+        self.threshold = classifier.threshold
         self.class_names = tf.constant(list(class_names), dtype=tf.string)
         self.class_names_file = tf.saved_model.Asset(str(class_names_file))
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=INPUT_NAME)])
     def serve(self, inputs):
         probabilities, known_tokens = self._classify(inputs)
-        return {
+        outputs = {
             "probabilities": probabilities,
             "predicted_class": tf.gather(self.class_names, tf.argmax(probabilities, axis=-1)),
             "known_tokens": known_tokens,
         }
+        if self.threshold is not None:
+            over = probabilities > self.threshold
+            names = tf.ragged.boolean_mask(
+                tf.broadcast_to(self.class_names, tf.shape(probabilities)), over
+            )
+            outputs.update(
+                over_threshold=over, labels=tf.strings.reduce_join(names, axis=-1, separator=",")
+            )
+        return outputs
 
     @tf.function(input_signature=[])
     def get_class_names(self):
@@ -99,3 +112,8 @@ def write_classifier(
             },
         )
     model.save(Path(directory) / KERAS_FILE)
+    if classifier.threshold is not None:
+        write_settings(
+            Path(directory) / SETTINGS_FILE,
+            {"multi_label": True, "threshold": float(classifier.threshold)},
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,8 @@ KNOWN_TOKENS = "known_tokens"
 # What the writer (kerasformer.export.saved_model) and this reader agree on.
 INPUT_NAME = "inputs"
 CLASS_NAMES_FILE = "class_names.txt"
+# A multi-label classifier's settings: {"multi_label": true, "threshold": 0.4}.
+SETTINGS_FILE = "classifier.json"
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,13 @@ class ExportedClassifier:
         self.export_dir = export_dir
         self._serve = load_serving_function(export_dir)
         self.class_names = read_class_names(export_dir, output_count(self._serve))
+        settings = export_dir / SETTINGS_FILE
+        # None: one class per text (an export without the file); else multi-label.
+        self.threshold = (
+            float(json.loads(settings.read_text(encoding="utf-8"))["threshold"])
+            if settings.is_file()
+            else None
+        )
 
     def predict_proba(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Class probabilities, one finite row per text, computed in batches."""

@@ -17,6 +17,7 @@ from kerasformer.models.bert_packing import (
     BertInputPacker,
     in_length_sorted_chunks,
 )
+from kerasformer.models.transformer_classifier import require_output_activation
 from kerasformer.network import is_url, require_reachable
 from kerasformer.validation import is_whole_number
 
@@ -42,6 +43,7 @@ def build_bert_classifier(
     encoder: str | Path = ONLINE_ENCODER,
     dropout: float = 0.1,
     trainable: bool = False,
+    output_activation: str = "softmax",
     name: str = "bert_classifier",
 ) -> keras.Model:
     """Build seed 001's functional BERT classifier: raw strings in, probabilities out.
@@ -55,6 +57,7 @@ def build_bert_classifier(
         encoder: TF-Hub handle of the matching BERT encoder.
         dropout: Dropout rate on the pooled output.
         trainable: Whether the encoder's weights are trained (fine-tuning).
+        output_activation: ``"softmax"`` (one class), or ``"sigmoid"`` (multi-label).
         name: Model name.
 
     Example:
@@ -65,13 +68,14 @@ def build_bert_classifier(
     """
     if not is_whole_number(num_classes) or num_classes < 2:
         raise KerasformerError(f"num_classes must be an integer >= 2, got {num_classes!r}.")
+    require_output_activation(output_activation)
     text = keras.Input(shape=(), dtype=tf.string, name="text")
     encoder_inputs = hub_layer(preprocess, "preprocess", trainable=False)(text)
     outputs = hub_layer(encoder, ENCODER_LAYER, trainable=trainable)(encoder_inputs)
     pooled = keras.layers.Dropout(dropout, name="pooled_dropout")(outputs["pooled_output"])
     # float32 even under a mixed-precision policy: softmax probabilities need the range.
     probabilities = keras.layers.Dense(
-        num_classes, activation="softmax", dtype="float32", name="probabilities"
+        num_classes, activation=output_activation, dtype="float32", name="probabilities"
     )(pooled)
     return keras.Model(text, probabilities, name=name)
 

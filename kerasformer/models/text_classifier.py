@@ -68,6 +68,8 @@ class TextClassifier:
 
     Args:
         model: The string-in Keras model.
+        threshold: A multi-label classifier's (sigmoid outputs): the probability over
+            which a class is predicted, chosen on validation; None for one class per text.
 
     Example:
 
@@ -78,8 +80,9 @@ class TextClassifier:
 
     family = "keras"
 
-    def __init__(self, model: keras.Model):
+    def __init__(self, model: keras.Model, threshold: float | None = None):
         self.model = model
+        self.threshold = threshold
 
     def __call__(self, *args, **kwargs):
         """The Keras model's call: strings in, probabilities out."""

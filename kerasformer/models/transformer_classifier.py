@@ -47,6 +47,7 @@ def build_transformer_classifier(
     key_dim: int | None = None,
     norm_first: bool = False,
     position: str = "learned",
+    output_activation: str = "softmax",
     name: str = "transformer_classifier",
 ) -> keras.Sequential:
     """Build the seed's classifier: raw strings in, class probabilities out.
@@ -61,6 +62,8 @@ def build_transformer_classifier(
     ``position`` is ``"learned"`` (the seed's), ``"sinusoidal"`` (added by the
     embedding), ``"rotary"`` or ``"relative"`` (inside the attention). ``norm_first``
     makes the block pre-LN and adds the final layer normalisation pre-LN models need.
+    ``output_activation`` ``"sigmoid"`` makes a multi-label classifier: each class's
+    probability on its own.
 
     The model is built with the Keras of `kerasformer.layers.backend`: tf-keras by
     default (what the trainer and the command line use), Keras 3 with
@@ -78,6 +81,7 @@ def build_transformer_classifier(
         raise ValueError(f"`num_classes` must be an integer >= 2, got {num_classes!r}.")
     if position not in POSITIONS:
         raise ValueError(f"`position` must be one of {', '.join(POSITIONS)}, got {position!r}.")
+    require_output_activation(output_activation)
     embedding_position, attention_position = POSITIONS[position]
     k = layers_backend.keras
     layers = [
@@ -108,9 +112,22 @@ def build_transformer_classifier(
         k.layers.Dense(dense_units, activation="relu", name="hidden"),
         k.layers.Dropout(dropout, name="hidden_dropout"),
         # float32 even under a mixed-precision policy: probabilities need the range.
-        k.layers.Dense(num_classes, activation="softmax", dtype="float32", name="probabilities"),
+        k.layers.Dense(
+            num_classes, activation=output_activation, dtype="float32", name="probabilities"
+        ),
     ]
     return k.Sequential(layers, name=name)
+
+
+OUTPUT_ACTIVATIONS = ("softmax", "sigmoid")  # one class of many; any classes at once
+
+
+def require_output_activation(activation: str) -> None:
+    if activation not in OUTPUT_ACTIVATIONS:
+        raise ValueError(
+            f"`output_activation` must be one of {', '.join(OUTPUT_ACTIVATIONS)}, "
+            f"got {activation!r}."
+        )
 
 
 def text_vectorizer(model: keras.Model) -> keras.layers.TextVectorization:

@@ -1,11 +1,17 @@
-"""Classification metrics: accuracy, per-class precision/recall/F1, confusion matrix."""
+"""Classification metrics: accuracy, per-class precision/recall/F1, confusion matrix; for
+multi-label classifiers, micro and macro F1 at a threshold chosen on validation."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
+from sklearn.metrics import (
+    accuracy_score,
+    confusion_matrix,
+    f1_score,
+    precision_recall_fscore_support,
+)
 
 
 def classification_metrics(
@@ -30,3 +36,52 @@ def classification_metrics(
         },
         "confusion_matrix": confusion_matrix(labels, predictions, labels=classes).tolist(),
     }
+
+
+# Thresholds tried on validation for a multi-label classifier, 0.05 to 0.95.
+THRESHOLDS = tuple(round(0.05 * step, 2) for step in range(1, 20))
+
+
+def multi_label_metrics(
+    labels: np.ndarray, probabilities: np.ndarray, class_names: Sequence[str], threshold: float
+) -> dict:
+    """Metrics of a multi-label classifier whose classes are those over ``threshold``.
+
+    ``accuracy`` is the share of texts whose predicted set of classes is exactly right
+    (scikit-learn's subset accuracy); ``micro_f1`` pools every (text, class) decision,
+    ``macro_f1`` averages the classes' F1.
+    """
+    predicted = (np.asarray(probabilities) > threshold).astype(int)
+    truth = np.asarray(labels).astype(int)
+    precision, recall, f1, support = precision_recall_fscore_support(
+        truth, predicted, zero_division=0
+    )
+    return {
+        "accuracy": float(accuracy_score(truth, predicted)),
+        "micro_f1": float(f1_score(truth, predicted, average="micro", zero_division=0)),
+        "macro_f1": float(f1_score(truth, predicted, average="macro", zero_division=0)),
+        "threshold": float(threshold),
+        "per_class": {
+            name: {
+                "precision": float(precision[i]),
+                "recall": float(recall[i]),
+                "f1": float(f1[i]),
+                "support": int(support[i]),
+            }
+            for i, name in enumerate(class_names)
+        },
+    }
+
+
+def best_threshold(labels: np.ndarray, probabilities: np.ndarray) -> float:
+    """The threshold of `THRESHOLDS` with the best micro F1; of equals, the nearest 0.5
+    (a plateau of perfect scores says nothing for 0.05 over 0.5)."""
+    truth = np.asarray(labels).astype(int)
+    scores = [
+        f1_score(truth, (np.asarray(probabilities) > t).astype(int), average="micro",
+                 zero_division=0)
+        for t in THRESHOLDS
+    ]  # fmt: skip
+    best = max(scores)
+    return min((t for t, score in zip(THRESHOLDS, scores, strict=True) if score == best),
+               key=lambda t: (abs(t - 0.5), t))  # fmt: skip

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from tests.helpers.cli import assert_one_line_error, run_cases, run_cli
@@ -278,3 +279,58 @@ def test_squad_2_json_trains_and_reports_answerable_and_unanswerable_apart(
     assert context[record["start"] : record["end"]] == record["answer"] or record["start"] == -1
     nothing = json.loads(silent_answer["stdout"].splitlines()[0])
     assert (nothing["answer"], nothing["start"], nothing["end"]) == ("", -1, -1)
+
+
+TAGS = {"sport": ["goal", "match", "cup"], "travel": ["flight", "hotel", "trip"],
+        "food": ["pizza", "pasta", "soup"]}  # fmt: skip
+
+
+def write_tagged_csv(path, count=150):
+    """Texts of one or two topics' words; each text's tags are its topics."""
+    rng = np.random.default_rng(0)
+    lines = ["body,tags"]
+    for i in range(count):
+        tags = sorted(rng.choice(list(TAGS), size=1 + i % 2, replace=False))
+        words = [str(rng.choice(TAGS[tag])) for tag in tags for _ in range(3)]
+        lines.append(f'{" ".join(words)} n{i},"{",".join(tags)}"')
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+
+
+SERVE_LABELS = """
+import json, sys
+import tensorflow as tf
+served = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
+out = served(inputs=tf.constant(json.loads(sys.argv[2])))
+print(json.dumps({"labels": [s.decode() for s in out["labels"].numpy()],
+                  "probabilities": out["probabilities"].numpy().tolist()}))
+"""
+
+
+def test_multi_label_trains_with_a_threshold_and_its_export_returns_the_labels_over_it(
+    tmp_path, monkeypatch
+):
+    from tests.helpers.processes import run_python_json
+
+    monkeypatch.chdir(tmp_path)
+    write_tagged_csv(tmp_path / "tags.csv")
+    (trained,) = run_commands(
+        ["train", "--train-file", "tags.csv", "--text-column", "body", "--label-column",
+         "tags", "--multi-label", *TINY],
+    )  # fmt: skip
+    assert trained["code"] == 0, trained["stderr"][-3000:]
+    assert "micro_f1" in trained["stdout"] and "macro_f1" in trained["stdout"]
+    export = tmp_path / "saved_models" / "tags-transformer"
+    metrics = json.loads((export / "metrics.json").read_text())
+    threshold = json.loads((export / "classifier.json").read_text())["threshold"]
+    assert metrics["test"]["threshold"] == metrics["validation"]["threshold"] == threshold
+    train_rows = metrics["sizes"]["train"]
+    assert sum(metrics["data"]["classes"]["train"].values()) > train_rows  # two tags count twice
+    texts = ["goal match pizza", "hotel trip", "soup"]
+    served = run_python_json(SERVE_LABELS, str(export), json.dumps(texts))
+    names = ("food", "sport", "travel")  # sorted training labels: the export's order
+    for labels, row in zip(served["labels"], served["probabilities"], strict=True):
+        expected = [name for name, p in zip(names, row, strict=True) if p > threshold]
+        assert labels == ",".join(expected)
+    (predicted,) = run_commands(["predict", str(export), *texts, "--json"])
+    records = [json.loads(line) for line in predicted["stdout"].splitlines()]
+    assert [",".join(r["labels"]) for r in records] == served["labels"]

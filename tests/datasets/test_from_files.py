@@ -212,3 +212,52 @@ def test_class_folders_keep_keras_order_and_an_empty_one_is_refused(tmp_path):
     (tmp_path / "3" / "notes.txt").mkdir()  # a folder with a .txt name is no example
     with pytest.raises(KerasformerError, match=r"3 has no .txt files, so class '3' has no"):
         from_directory(tmp_path)
+
+
+def test_multi_label_rows_become_rows_of_zeros_and_ones(tmp_path):
+    train = tmp_path / "train.csv"
+    train.write_text(
+        'body,tags\n"goal, then pizza","sport, food"\nflight,travel\n'
+        'cup final,sport\n"pasta in Rome","food,travel"\n',
+        "utf-8",
+    )
+    valid = tmp_path / "valid.jsonl"
+    valid.write_text(
+        json.dumps({"body": "soup", "tags": ["food"]}) + "\n"
+        + json.dumps({"body": "train trip", "tags": "travel"}) + "\n",
+        "utf-8",
+    )  # fmt: skip
+    data = from_csv(train, test_file=valid, validation_file=valid, text_column="body",
+                    label_column="tags", multi_label=True)  # fmt: skip
+    assert data.multi_label and data.class_names == ("food", "sport", "travel")
+    rows = dict(zip(data.splits["train"].texts, data.splits["train"].labels.tolist(), strict=True))
+    assert rows == {
+        "goal, then pizza": [1, 1, 0], "flight": [0, 0, 1], "cup final": [0, 1, 0],
+        "pasta in Rome": [1, 0, 1],
+    }  # fmt: skip
+    assert data.splits["test"].labels.tolist() == [[1, 0, 0], [0, 0, 1]]
+
+
+@pytest.mark.parametrize(
+    "content, options, phrase",
+    [
+        ("body,tags\nx,\n", {"multi_label": True}, "t.csv:2: the labels are ''"),
+        ("body,tags\nx,a;b\ny,c\n", {"multi_label": True, "label_separator": ";"}, None),
+        (
+            "body,tags\nx,a\ny,b\n",
+            {"label_separator": ";"},
+            "--label-separator goes with --multi-label",
+        ),
+    ],
+)
+def test_multi_label_mistakes_are_one_line(tmp_path, content, options, phrase):
+    from kerasformer.datasets.from_files import from_files
+
+    path = tmp_path / "t.csv"
+    path.write_text(content, "utf-8")
+    test = tmp_path / "test.csv"
+    test.write_text("body,tags\nz,zzz\n", "utf-8")
+    with pytest.raises(KerasformerError) as error:
+        from_files(path, path, test, text_column="body", label_column="tags", **options)
+    expected = phrase or "test.csv:2: label 'zzz' is not in the training data"
+    assert expected in str(error.value) and "\n" not in str(error.value)

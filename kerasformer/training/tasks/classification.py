@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -15,7 +16,11 @@ from kerasformer.errors import KerasformerError
 from kerasformer.export.saved_model import write_classifier
 from kerasformer.models import TextClassifier, build_text_classifier
 from kerasformer.models.transformer_classifier import DEFAULTS
-from kerasformer.training.evaluation import classification_metrics
+from kerasformer.training.evaluation import (
+    best_threshold,
+    classification_metrics,
+    multi_label_metrics,
+)
 from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.tasks.base import Task
 
@@ -28,19 +33,41 @@ class ClassificationTask(Task):
 
     def describe(self, data: TextClassificationData) -> str:
         sizes = ", ".join(f"{count} {split}" for split, count in data.sizes().items())
-        return f"{data.name}: {sizes} examples; classes: {', '.join(data.class_names)}"
+        kind = "multi-label " if data.multi_label else ""
+        return f"{data.name}: {sizes} examples; {kind}classes: {', '.join(data.class_names)}"
 
     def build(self, config, data: TextClassificationData):
+        options = dict(config.model_options)
+        if data.multi_label:
+            options["output_activation"] = "sigmoid"  # each class's probability on its own
         classifier = build_text_classifier(
-            config.model, data.num_classes, data.splits["train"].texts, **config.model_options
+            config.model, data.num_classes, data.splits["train"].texts, **options
         )
         plan = FitPlan.for_model(classifier, config.resolved_input_pipeline(), xla=config.xla)
+        if data.multi_label:
+            plan = dataclasses.replace(
+                plan,
+                loss="binary_crossentropy",
+                metrics=[keras.metrics.BinaryAccuracy(name="binary_accuracy"),
+                         keras.metrics.AUC(multi_label=True, name="auc")],
+            )  # fmt: skip
         return classifier, plan
+
+    def reported_metrics(self, metrics: dict[str, dict]) -> tuple[str, ...]:
+        """Accuracy, and a multi-label classifier's micro and macro F1."""
+        extra = ("micro_f1", "macro_f1")
+        return self.headline_metrics + tuple(
+            name for name in extra if all(name in split for split in metrics.values())
+        )
 
     def summarize(self, classifier: TextClassifier, data: TextClassificationData) -> dict:
         return summarize_texts(data, *classifier.length_measure())
 
     def evaluate(self, model, data: TextClassificationData, config) -> dict[str, dict]:
+        """Accuracy and per-class scores; a multi-label classifier's at the threshold with
+        the best validation micro F1, which it keeps (``threshold``) for its export."""
+        if data.multi_label:
+            return evaluate_multi_label(model, data, config.batch_size)
         return {
             split: evaluate_split(model, data.splits[split], data.class_names, config.batch_size)
             for split in ("validation", "test")
@@ -77,6 +104,23 @@ def physical_memory_bytes() -> int | None:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def evaluate_multi_label(
+    classifier: TextClassifier, data: TextClassificationData, batch_size: int
+) -> dict[str, dict]:
+    parts = {split: data.splits[split] for split in ("validation", "test")}
+    probabilities = {
+        split: predict_probabilities(classifier, part.texts, batch_size)
+        for split, part in parts.items()
+    }
+    classifier.threshold = best_threshold(parts["validation"].labels, probabilities["validation"])
+    return {
+        split: multi_label_metrics(
+            part.labels, probabilities[split], data.class_names, classifier.threshold
+        )
+        for split, part in parts.items()
+    }
 
 
 def evaluate_split(

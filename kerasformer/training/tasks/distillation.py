@@ -141,6 +141,11 @@ def load_teacher(teacher: str | Path, class_names: tuple[str, ...]):
     from kerasformer.loading.exported_classifier import ExportedClassifier
 
     exported = ExportedClassifier(teacher)
+    if exported.threshold is not None:
+        raise KerasformerError(
+            f"the teacher {teacher} is a multi-label classifier; distillation learns one "
+            "class per text from a teacher's probabilities, so give a single-label teacher."
+        )
     if tuple(exported.class_names) != tuple(class_names):
         raise KerasformerError(
             f"the teacher {teacher} predicts {', '.join(exported.class_names)}, but the "
