@@ -193,7 +193,7 @@ def add_shared_arguments(
         "--seed", type=non_negative_int, help=defaulted("same seed, same metrics", "seed")
     )
     parser.add_argument(
-        "--deterministic", action="store_true",
+        "--deterministic", action=argparse.BooleanOptionalAction, default=None,
         help="also make TensorFlow ops deterministic (for GPUs; CPU runs repeat without it)",
     )  # fmt: skip
     parser.add_argument(
@@ -205,11 +205,11 @@ def add_shared_arguments(
         help="where to export (default saved_models/DATASET-MODEL, or TRAIN_FILE-MODEL)",
     )
     parser.add_argument(
-        "--overwrite", action="store_true",
+        "--overwrite", action="store_true", default=None,
         help="replace an existing export (only a directory that kerasformer wrote)",
     )  # fmt: skip
     parser.add_argument(
-        "--resume", action="store_true",
+        "--resume", action="store_true", default=None,
         help="continue an interrupted run from its last completed epoch (its backups are "
         "kept in EXPORT_DIR.training/ while it trains)",
     )  # fmt: skip
@@ -240,11 +240,11 @@ def add_shared_arguments(
         "multi-worker reads TF_CONFIG (default: TensorFlow's own placement)",
     )  # fmt: skip
     speed.add_argument(
-        "--mixed-precision", action="store_true",
+        "--mixed-precision", action=argparse.BooleanOptionalAction, default=None,
         help="compute in float16 on GPU (with loss scaling) or bfloat16 on CPU",
     )  # fmt: skip
     speed.add_argument(
-        "--xla", action="store_true",
+        "--xla", action=argparse.BooleanOptionalAction, default=None,
         help="XLA-compile training; string preprocessing moves into the input pipeline",
     )  # fmt: skip
     speed.add_argument(
@@ -310,14 +310,16 @@ def run(args: argparse.Namespace) -> int:
             "--dataset and --train-file both name the training data; give one of them."
         )
     saved = saved_settings(args)
-    args.task = args.task or saved.pop("task", None) or default_setting("task")
+    saved_task = saved.pop("task", None)
+    args.task = args.task or saved_task or default_setting("task")
     entry = registry.task_entry(args.task)
-    saved_model = saved.pop("model", None)
-    args.model = args.model or saved_model or entry.model_names[0]
-    if args.model != saved_model:
-        saved.pop("model_options", None)  # another model's options
+    saved_model = saved.pop("model", None) or entry.model_names[0]
+    args.model = args.model or saved_model
+    if args.model != saved_model or args.task != (saved_task or args.task):
+        for name in ("model_options", "recipe", "input_pipeline"):  # another model's
+            saved.pop(name, None)
     given = {name: getattr(args, name, None) for name in RUN_SETTINGS}
-    given = {name: value for name, value in given.items() if value not in (None, False)}
+    given = {name: value for name, value in given.items() if value is not None}
     config = TrainingConfig(
         task=args.task,
         model=args.model,

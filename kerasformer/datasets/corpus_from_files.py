@@ -85,16 +85,19 @@ def corpus_lines(path: str | Path) -> list[str]:
 
 
 def paragraph_numbers(lines: list[str]) -> list[int]:
-    """Each line's paragraph: a blank line ends one (and belongs to it).
+    """Each line's paragraph: a line of text after blank lines starts the next one (the
+    blank lines belong to the paragraph they end).
 
     A text of fewer than ``MIN_PARAGRAPHS`` paragraphs (one without blank lines) is
     dealt line by line: whole paragraphs could not make three splits of it.
     """
-    numbers, paragraph = [], 0
+    numbers, paragraph, after_blank = [], 0, False
     for line in lines:
-        numbers.append(paragraph)
-        if not line.strip():
+        blank = not line.strip()
+        if after_blank and not blank:
             paragraph += 1
+        numbers.append(paragraph)
+        after_blank = blank
     if len(set(numbers)) < MIN_PARAGRAPHS:
         return list(range(len(lines)))
     return numbers

@@ -150,16 +150,19 @@ def summarize_pairs(data: TranslationData, max_length: int | None = None) -> dic
     }
 
 
-def summarize_tokens(data: LanguageModelData) -> dict:
-    """Tokens per split, the train vocabulary and how much of the rest falls outside it.
+def summarize_tokens(data: LanguageModelData, vocabulary: Sequence[str] | None = None) -> dict:
+    """Tokens per split, the vocabulary and how much of each split falls outside it.
 
     Args:
         data: The dataset; its ``train`` split must be there, other splits are optional.
+        vocabulary: The words the model knows (a capped vocabulary); every distinct
+            train token by default.
 
     Returns:
         A JSON-ready dict: ``kind`` ("tokens"), ``dataset``, ``tokens`` per split,
-        ``vocabulary_size`` (distinct train tokens) and ``out_of_vocabulary_share``: for
-        every other split, the share of its tokens (each occurrence) not seen in train.
+        ``vocabulary_size`` (distinct train tokens, or the vocabulary given) and
+        ``out_of_vocabulary_share``: for every split (train too when a vocabulary is
+        given), the share of its tokens (each occurrence) outside the vocabulary.
 
     Example:
 
@@ -167,7 +170,8 @@ def summarize_tokens(data: LanguageModelData) -> dict:
     >>> summary["vocabulary_size"], summary["out_of_vocabulary_share"]
     (33278, {'validation': 0.0, 'test': 0.0})
     """
-    vocabulary = set(data.splits["train"])
+    capped = vocabulary is not None
+    vocabulary = set(vocabulary) if capped else set(data.splits["train"])
     return {
         "kind": "tokens",
         "dataset": data.name,
@@ -176,7 +180,7 @@ def summarize_tokens(data: LanguageModelData) -> dict:
         "out_of_vocabulary_share": {
             name: share(sum(token not in vocabulary for token in tokens), len(tokens))
             for name, tokens in data.splits.items()
-            if name != "train"
+            if capped or name != "train"
         },
     }
 

@@ -415,10 +415,14 @@ def labelled(
     for example in examples:
         label = example.class_name
         if label not in index:
+            fix = (
+                f"add examples of {label!r} to the training data, or remove this one"
+                if known_by == "the training data"
+                else "use one of those class names, or remove this example"
+            )
             raise KerasformerError(
                 f"{example.where}: label {label!r} is not in {known_by} (its classes: "
-                f"{', '.join(index)}); add examples of {label!r} to the training data, or "
-                "remove this one."
+                f"{', '.join(index)}); {fix}."
             )
         labels.append(index[label])
     texts = np.array([example.text for example in examples], dtype=object)

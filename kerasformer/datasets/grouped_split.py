@@ -99,7 +99,6 @@ def require_every_split(name: str, sizes: dict[str, int], noun: str, fix: str) -
     for split in SPLITS:
         if sizes[split] == 0:
             fixes = f"{fix}, a --{split}-file, or a larger --{split}-fraction"
-            raise KerasformerError(
-                f"{name}: the {split} split would have no {noun}; give "
-                f"{fix if split == 'train' else fixes}."
-            )
+            if split == "train":  # the held-out splits took every group there was
+                fixes = f"{fix}, or --validation-file and --test-file"
+            raise KerasformerError(f"{name}: the {split} split would have no {noun}; give {fixes}.")

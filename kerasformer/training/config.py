@@ -137,6 +137,8 @@ class TrainingConfig:
             raise KerasformerError(
                 f"monitor must name a metric such as val_loss, got {self.monitor!r}."
             )
+        if self.monitor != "val_loss" and self.early_stopping is None:
+            raise KerasformerError("--monitor goes with --early-stopping PATIENCE; give both.")
         if self.tensorboard_update_freq is not None and self.tensorboard is None:
             raise KerasformerError("--tensorboard-update-freq goes with --tensorboard DIR.")
         if not 0 <= self.warmup_fraction < 1:

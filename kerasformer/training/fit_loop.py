@@ -33,13 +33,13 @@ def run_recipe(
     whether training was interrupted. A non-finite loss raises `NonFiniteLoss` and
     deletes the run directory, whose last backup is the state that diverged.
 
-    With ``config.early_stopping``, training (every phase left) stops once
-    ``config.monitor`` has not improved for that many epochs, the model ends with the
-    best epoch's weights, and the history's ``best_epoch`` (1-based) names it.
-    ``callbacks`` (such as TensorBoard) see every epoch of every phase.
+    With ``config.early_stopping``, the last phase (the fine-tuning of a two-phase
+    recipe; the only one otherwise) stops once ``config.monitor`` has not improved in it
+    for that many epochs, the model ends with that phase's best epoch's weights, and the
+    history's ``best_epoch`` (1-based) names it. ``callbacks`` (such as TensorBoard) see
+    every epoch of every phase.
     """
     log = EpochLog(run)
-    early = early_stopping(config, log, run)
     train_batches, validation_batches, steps = plan.epoch_batches(
         data.splits, config.batch_size, config.seed
     )
@@ -52,9 +52,11 @@ def run_recipe(
         warmup_fraction=config.warmup_fraction,
         frozen_epochs=config.frozen_epochs,
     )
+    early = early_stopping(config, log, run, phases[-1].name)
     done = 0
     for index, phase in enumerate(phases):
-        if early is not None and log.records and early.should_stop(log.records):
+        watched = early is not None and index == len(phases) - 1
+        if watched and early.should_stop(early.records()):
             break  # a resumed run that had already stopped early
         log.phase = phase.name
         # The weight check before the backup (only finite weights are backed up), the
@@ -63,7 +65,7 @@ def run_recipe(
         fit_callbacks = [StopOnNonFiniteWeights(phase)]
         fit_callbacks += [] if run is None else [run.backup_callback(index)]
         fit_callbacks += [*plan.callbacks, StopOnNonFiniteLoss(phase), *callbacks]
-        fit_callbacks += [] if early is None else [early]
+        fit_callbacks += [early] if watched else []
         fit_callbacks.append(log)
         plan.compile_for(phase)
         if verbose:
@@ -99,21 +101,23 @@ def run_recipe(
     return with_best_epoch(log.history, early, plan, log), False
 
 
-def early_stopping(config, log: EpochLog, run: RunDirectory | None):
-    """The run's `EarlyStoppingOnRecords`, keeping its best weights beside the backups."""
+def early_stopping(config, log: EpochLog, run: RunDirectory | None, phase: str):
+    """The run's `EarlyStoppingOnRecords` over ``phase``'s epochs, keeping its best
+    weights beside the backups."""
     if config.early_stopping is None:
         return None
     return EarlyStoppingOnRecords(
-        config.monitor, config.early_stopping, lambda: log.records,
+        config.monitor, config.early_stopping,
+        lambda: [record for record in log.records if record["phase"] == phase],
         store=None if run is None else run.path, writer=run is None or run.writer,
     )  # fmt: skip
 
 
 def with_best_epoch(history: dict, early, plan: FitPlan, log: EpochLog) -> dict:
     """The history, and the model given the best epoch's weights, when stopping early."""
-    if early is None or not log.records:
+    if early is None or not early.records():
         return history
-    best = early.best_epoch(log.records)
+    best = early.best_epoch(early.records())
     if best is None:
         return history
     early.restore_best(plan.fit_model)
@@ -208,9 +212,9 @@ class EpochLog(keras.callbacks.Callback):
     @property
     def history(self) -> dict[str, list]:
         """As Keras's ``History.history``: one list per metric, plus phase and seconds."""
-        columns: dict[str, list] = {"phase": [], "seconds": []}
+        keys = dict.fromkeys(["phase", "seconds"])
         for record in self.records:
-            for key, value in record.items():
-                if key != "epoch":
-                    columns.setdefault(key, []).append(value)
-        return columns
+            keys.update(dict.fromkeys(key for key in record if key != "epoch"))
+        # None where an epoch lacks a key (such as the learning rate logged only with
+        # --tensorboard, turned on at a --resume): every list stays aligned with epochs.
+        return {key: [record.get(key) for record in self.records] for key in keys}

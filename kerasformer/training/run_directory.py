@@ -31,6 +31,7 @@ import numpy as np
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.training.run_settings import compared_settings
 from kerasformer.validation import is_whole_number
 
 CONFIG_FILE = "config.json"
@@ -58,7 +59,7 @@ class RunDirectory:
 
     Args:
         path: The directory (see `run_directory_for`).
-        config: The run's settings (``dataclasses.asdict`` of its ``TrainingConfig``).
+        config: The run's settings (`compared_settings` of its ``TrainingConfig``).
         resume: Continue the run that ``path`` holds, instead of refusing to touch it.
         writer: Whether this process writes (in multi-worker training only the chief does).
         fingerprint: The training data's `data_fingerprint`; a resumed run must train on
@@ -247,7 +248,7 @@ class RunBackups:
         self.directory: RunDirectory | None = None
         if export_dir is not None and chief:
             self.directory = RunDirectory(
-                run_directory_for(export_dir), dataclasses.asdict(config), config.resume,
+                run_directory_for(export_dir), compared_settings(config), config.resume,
                 fingerprint=data_fingerprint(data), start=False,
             )  # fmt: skip
 
@@ -297,7 +298,7 @@ def chief_run_directory(export_dir: Path, config) -> RunDirectory:
     """
     path = run_directory_for(export_dir)
     require_settings_of_the_chief(path, config)
-    return RunDirectory(path, dataclasses.asdict(config), resume=True, writer=False, start=False)
+    return RunDirectory(path, compared_settings(config), resume=True, writer=False, start=False)
 
 
 def require_settings_of_the_chief(path: Path, config) -> None:
@@ -309,9 +310,7 @@ def require_settings_of_the_chief(path: Path, config) -> None:
     if not saved_file.is_file():
         return
     saved = json.loads(saved_file.read_text(encoding="utf-8"))
-    ours = json.loads(
-        json.dumps(dataclasses.asdict(config), default=str)
-    )  # as the chief saved its own
+    ours = compared_settings(config)  # as the chief saved its own
     differing = sorted(key for key in saved.keys() | ours.keys()
                        if key not in MAY_DIFFER and saved.get(key) != ours.get(key))  # fmt: skip
     if differing:

@@ -51,6 +51,16 @@ def run_settings(config) -> dict:
     return settings
 
 
+def compared_settings(config) -> dict:
+    """The settings two runs must share to be one run (resumed, or on several workers):
+    `run_settings` without the data files' hashes (compared as the data's fingerprint)
+    and the version, as JSON holds them."""
+    settings = run_settings(config)
+    for name in (DATA_FILES, VERSION):
+        settings.pop(name)
+    return json.loads(json.dumps(settings, default=str))
+
+
 def file_hash(path: Path) -> str:
     """SHA-256 of a file, or of a folder's files (their relative paths and contents)."""
     digest = hashlib.sha256()

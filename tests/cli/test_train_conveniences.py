@@ -73,9 +73,10 @@ def test_config_json_trains_the_same_run_again_and_flags_win(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     write_files(tmp_path)
     first, again, shorter = run_commands(
-        ["train", *OWN_FILES, *TINY, "--epochs", "2", "--export-dir", "exp"],
+        ["train", *OWN_FILES, *TINY, "--epochs", "2", "--seed", "3", "--export-dir", "exp"],
         ["train", "--config", "exp/config.json", "--export-dir", "again"],
-        ["train", "--config", "exp/config.json", "--export-dir", "shorter", "--epochs", "1"],
+        ["train", "--config", "exp/config.json", "--export-dir", "shorter", "--epochs", "1",
+         "--task", "classification", "--seed", "0"],
         timeout=600,
     )  # fmt: skip
     for result in (first, again, shorter):
@@ -95,6 +96,7 @@ def test_config_json_trains_the_same_run_again_and_flags_win(tmp_path, monkeypat
     assert history["again"]["loss"] == history["exp"]["loss"]
     assert len(history["shorter"]["loss"]) == 1
     assert metrics["shorter"]["config"]["epochs"] == 1
+    assert (metrics["again"]["config"]["seed"], metrics["shorter"]["config"]["seed"]) == (3, 0)
 
 
 def test_a_yaml_config_and_a_changed_data_file_are_read(tmp_path, monkeypatch, capsys):
@@ -124,6 +126,7 @@ def test_bad_settings_files_are_one_line(tmp_path):
         ["train", "--config", "missing.json"],
         ["train", "--early-stopping", "0"],
         ["train", "--tensorboard-update-freq", "5"],
+        ["train", "--monitor", "val_accuracy"],
     ]
     results = run_cases([{"cwd": str(tmp_path), "argv": argv} for argv in commands])
     expected = [
@@ -133,6 +136,7 @@ def test_bad_settings_files_are_one_line(tmp_path):
         ("--config missing.json is not a file",),
         ("--early-stopping",),
         ("--tensorboard-update-freq goes with --tensorboard DIR",),
+        ("--monitor goes with --early-stopping PATIENCE",),
     ]
     for result, phrases in zip(results, expected, strict=True):
         assert_one_line_error(result, *phrases)

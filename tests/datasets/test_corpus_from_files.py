@@ -99,3 +99,13 @@ def test_a_missing_path_or_an_empty_folder_names_the_fix(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(KerasformerError, match="holds no .txt files"):
         from_text_files(tmp_path / "empty")
+
+
+def test_several_blank_lines_end_one_paragraph():
+    from kerasformer.datasets.corpus_from_files import paragraph_numbers
+
+    lines = []
+    for number in range(10):
+        lines += [f"p{number} a", f"p{number} b", "", ""]
+    numbers = paragraph_numbers(lines)
+    assert numbers == [n for n in range(10) for _ in range(4)]

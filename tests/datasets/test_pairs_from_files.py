@@ -87,7 +87,7 @@ def test_json_lines_pairs_with_default_columns(tmp_path):
         (
             "English\tFrench\ngo.\tva.\n",
             {"source_column": 0, "target_column": 1},
-            ["p: the train split would have no pairs; give more pairs."],
+            ["p: the train split would have no pairs; give more pairs, or --validation-file"],
         ),
     ],
 )

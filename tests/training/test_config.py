@@ -47,3 +47,23 @@ def test_another_tasks_setting_at_its_default_is_no_mistake():
 )
 def test_default_export_directories(settings, name):
     assert TrainingConfig(**settings).resolved_export_dir().name == name
+
+
+def test_the_settings_an_export_saves_train_the_same_run():
+    """config.json's resolved settings make a config that a resumed run or another worker
+    counts as the same run as the one that wrote them."""
+    from kerasformer.training.run_settings import (
+        DATA_FILES,
+        VERSION,
+        compared_settings,
+        run_settings,
+    )
+
+    config = TrainingConfig(model_options={"maxlen": 16}, early_stopping=2, seed=4)
+    saved = run_settings(config)
+    assert saved["recipe"] == "from-scratch" and saved["model_options"]["embed_dim"] == 32
+    for name in (DATA_FILES, VERSION):
+        saved.pop(name)
+    again = TrainingConfig(**saved)
+    assert compared_settings(again) == compared_settings(config)
+    assert compared_settings(TrainingConfig(seed=5)) != compared_settings(config)

@@ -55,7 +55,7 @@ class LanguageModelingTask(Task):
         return generator, plan
 
     def summarize(self, generator: TextGenerator, data: LanguageModelData) -> dict:
-        return summarize_tokens(data)
+        return summarize_tokens(data, generator.vocabulary)
 
     def evaluate(self, generator: TextGenerator, data: LanguageModelData, config) -> dict:
         """Perplexity: exp of the mean next-token loss over every window of a split."""
