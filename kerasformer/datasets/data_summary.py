@@ -28,6 +28,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from kerasformer.datasets.sentence_pairs import TranslationData
+    from kerasformer.datasets.squad import QuestionAnsweringData
     from kerasformer.datasets.text_classification_data import TextClassificationData
     from kerasformer.datasets.wikitext import LanguageModelData
 
@@ -150,6 +151,44 @@ def summarize_pairs(data: TranslationData, max_length: int | None = None) -> dic
     }
 
 
+def summarize_questions(data: QuestionAnsweringData) -> dict:
+    """Questions, unanswerable ones, lengths and train duplicates of a question-answering set.
+
+    Args:
+        data: The dataset; its ``train`` split must be there, other splits are optional.
+
+    Returns:
+        A JSON-ready dict: ``kind`` ("questions"), ``dataset``, ``examples`` and
+        ``unanswerable`` (SQuAD 2.0's) per split, ``question_words`` and
+        ``context_words`` (train length percentiles), and ``duplicates``: the questions of
+        every other split asked of the same context in train (both compared as
+        ``summarize_texts`` compares texts).
+
+    Example:
+
+    >>> summary = summarize_questions(load_squad())
+    >>> summary["unanswerable"]
+    {'train': 0, 'validation': 0, 'test': 0}
+    """
+    train = data.splits["train"]
+    return {
+        "kind": "questions",
+        "dataset": data.name,
+        "examples": {name: len(part) for name, part in data.splits.items()},
+        "unanswerable": {
+            name: sum(not answers for answers in part.answers) for name, part in data.splits.items()
+        },
+        "question_words": length_percentiles(word_counts(texts_of(train.questions))),
+        "context_words": length_percentiles(word_counts(texts_of(train.contexts))),
+        "duplicates": duplicates_of_train(
+            {
+                name: [f"{q}\n{c}" for q, c in zip(part.questions, part.contexts, strict=True)]
+                for name, part in data.splits.items()
+            }
+        ),
+    }
+
+
 def summarize_tokens(data: LanguageModelData, vocabulary: Sequence[str] | None = None) -> dict:
     """Tokens per split, the vocabulary and how much of each split falls outside it.
 
@@ -221,7 +260,10 @@ def format_summary(summary: dict, with_sizes: bool = True) -> str:
     train texts cut at 256 words: 71.1%
     duplicates of train texts: validation 0 of 186 (0.0%), test 0 of 447 (0.0%)
     """
-    formats = {"tokens": format_tokens, "pairs": format_pairs, "texts": format_texts}
+    formats = {
+        "tokens": format_tokens, "pairs": format_pairs, "texts": format_texts,
+        "questions": format_questions,
+    }  # fmt: skip
     sizes, _, details = formats[summary["kind"]](summary).partition("\n")
     return f"{sizes}\n{details}" if with_sizes else details
 
@@ -342,7 +384,8 @@ def test_in_train_warnings(summary: dict) -> list[str]:
     # Decided on the counts, not the rounded share, so exactly 5% is never warned about.
     if not found or not total or found / total <= MAX_TEST_IN_TRAIN_SHARE:
         return []
-    noun = "source sentences" if summary.get("kind") == "pairs" else "texts"
+    nouns = {"pairs": "source sentences", "questions": "questions (with their contexts)"}
+    noun = nouns.get(summary.get("kind"), "texts")
     return [
         f"{found:,} of {total:,} test {noun} ({found / total:.1%}) are also in train "
         f"(ignoring case and white space), more than {MAX_TEST_IN_TRAIN_SHARE:.0%}; the test "
@@ -384,6 +427,18 @@ def format_pairs(summary: dict) -> str:
             f"{summary['over_max_length_share']:.1%}"
         )
     lines.append(duplicates_line(summary["duplicates"], summary["examples"], "sources"))
+    return "\n".join(line for line in lines if line)
+
+
+def format_questions(summary: dict) -> str:
+    unanswerable = summary["unanswerable"]
+    lines = [
+        f"{summary['dataset']}: {split_sizes(summary['examples'])} questions",
+        f"unanswerable: {split_sizes(unanswerable)}" if any(unanswerable.values()) else "",
+        f"words per train question: {lengths_line(summary['question_words'])}",
+        f"words per train context: {lengths_line(summary['context_words'])}",
+        duplicates_line(summary["duplicates"], summary["examples"], "questions"),
+    ]
     return "\n".join(line for line in lines if line)
 
 

@@ -423,3 +423,37 @@ def test_tokens_summary_counts_tokens_vocabulary_and_unknown_shares():
         "train vocabulary: 5 tokens",
         "tokens outside the train vocabulary: validation 25.00%, test 66.67%",
     ]
+
+
+def test_questions_are_counted_with_the_unanswerable_and_the_ones_asked_again():
+    from kerasformer.datasets.data_summary import summarize_questions
+    from kerasformer.datasets.squad import QuestionAnsweringData, SquadExamples
+
+    def examples(rows):
+        questions, contexts, answers = zip(*rows, strict=True)
+        n = len(rows)
+        return SquadExamples(
+            ids=np.array([str(i) for i in range(n)], dtype=object),
+            titles=np.array(["t"] * n, dtype=object),
+            questions=np.array(questions, dtype=object),
+            contexts=np.array(contexts, dtype=object),
+            answers=tuple(answers),
+            answer_starts=tuple((0,) * len(a) for a in answers),
+        )
+
+    train = examples([("who won", "the reds won", ("the reds",)),
+                      ("who lost", "the blues lost the cup final", ("the blues",)),
+                      ("why", "no reason given", ())])  # fmt: skip
+    validation = examples([("Who  WON", "the reds won", ("the reds",))])
+    test = examples([("who won", "the greens won", ("the greens",)), ("when", "never", ())])
+    data = QuestionAnsweringData("qa", {"train": train, "validation": validation, "test": test})
+    summary = summarize_questions(data)
+    assert summary["examples"] == {"train": 3, "validation": 1, "test": 2}
+    assert summary["unanswerable"] == {"train": 1, "validation": 0, "test": 1}
+    assert summary["question_words"]["max"] == 2 and summary["context_words"]["max"] == 6
+    # Validation asks train's question of train's context (case and spaces aside); test's
+    # "who won" is asked of another context, so it is no duplicate.
+    assert summary["duplicates"]["validation_in_train"] == 1
+    assert summary["duplicates"]["test_in_train"] == 0
+    assert "unanswerable: 1 train, 0 validation, 1 test" in format_summary(summary)
+    json.dumps(summary, allow_nan=False)

@@ -10,6 +10,7 @@ from tensorflow.core.protobuf import saved_model_pb2
 
 from kerasformer.backend import keras, tf
 from kerasformer.datasets.answer_spans import span_batches, span_examples
+from kerasformer.datasets.data_summary import summarize_questions
 from kerasformer.datasets.squad import QuestionAnsweringData, SquadExamples
 from kerasformer.errors import KerasformerError
 from kerasformer.export.question_answerer_export import write_question_answerer
@@ -95,6 +96,9 @@ class QuestionAnsweringTask(Task):
 
     def write_export(self, answerer: QuestionAnswerer, data, directory: Path) -> None:
         write_question_answerer(answerer, directory)
+
+    def summarize(self, answerer: QuestionAnswerer, data: QuestionAnsweringData) -> dict:
+        return summarize_questions(data)
 
     def reported_metrics(self, metrics: dict[str, dict]) -> tuple[str, ...]:
         """EM and F1, and for SQuAD 2.0 data those of answerable and unanswerable questions."""
