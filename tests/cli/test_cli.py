@@ -35,7 +35,7 @@ def test_cli_names_match_the_registries():
         (["train", "--epochs", "0"], "argument --epochs: expected a whole number >= 1, got 0"),
         (["train", "--dataset", "imdb"], "argument --dataset: invalid choice: 'imdb'"),
         (["train", "--dropout", "2"], "argument --dropout: expected a number in [0, 1), got 2.0"),
-        (["evaluate", "some/model"], "the following arguments are required: --dataset"),
+        (["distill"], "the following arguments are required: --teacher"),
         (["predict"], "the following arguments are required: MODEL"),
         (["fly"], "invalid choice: 'fly'"),
         (["train", "--input-pipeline", "fast"], "argument --input-pipeline: invalid choice"),
