@@ -101,4 +101,5 @@ def test_the_command_line_offers_exactly_the_registry():
     assert tuple(choices["task"]) == registry.TRAINED_BY_TRAIN
     assert set(choices["model"]) == set(registry.MODEL_NAMES)
     assert set(choices["recipe"]) == set(registry.RECIPE_NAMES)
-    assert set(choices["dataset"]) == set(registry.DATASET_NAMES)
+    dataset = next(action for action in train._actions if action.dest == "dataset")
+    assert set(dataset.type.names) == set(registry.DATASET_NAMES)

@@ -58,6 +58,7 @@ def dataset_name(names: tuple[str, ...]):
             f"invalid choice: {value!r} (choose from {', '.join(names)}, or tfds:NAME)"
         )
 
+    parse.names = names  # what it offers, for --help and tests
     return parse
 
 

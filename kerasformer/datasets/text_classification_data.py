@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.model_selection import train_test_split
@@ -66,7 +66,8 @@ class TextClassificationData(Splits):
     name: str
     class_names: tuple[str, ...]
     splits: dict[str, LabeledTexts]
-    multi_label: bool = False
+    # Keyword-only: subclasses (distillation's data) keep their positional fields.
+    multi_label: bool = field(default=False, kw_only=True)
 
     @property
     def num_classes(self) -> int:

@@ -27,6 +27,7 @@ from kerasformer.training.run_directory import (
     run_directory_for,
 )
 from kerasformer.training.run_export import worker_export_dir
+from kerasformer.training.run_settings import compared_settings
 from kerasformer.training.trainer import chief_run_directory
 
 # Far above the ~45 s two workers take on a loaded 2-core machine; a hung collective
@@ -179,7 +180,7 @@ def test_no_worker_leaves_a_second_export_or_temporary_files(two_worker_run):
 def test_a_worker_started_with_other_settings_than_the_chief_is_refused(tmp_path):
     export_dir = tmp_path / "export"
     chief = TrainingConfig(dataset="ag_news", seed=7, strategy="multi-worker")
-    RunDirectory(run_directory_for(export_dir), asdict(chief), resume=False)
+    RunDirectory(run_directory_for(export_dir), compared_settings(chief), resume=False)
     worker = TrainingConfig(dataset="ag_news", seed=8, strategy="multi-worker")
     with pytest.raises(KerasformerError, match=r"settings differ from the chief's \(seed\)"):
         chief_run_directory(export_dir, worker)

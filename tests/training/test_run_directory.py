@@ -29,6 +29,7 @@ from kerasformer.training.run_directory import (
     process_start_time,
     run_directory_for,
 )
+from kerasformer.training.run_settings import compared_settings
 from kerasformer.training.tasks import task_named
 from tests.helpers.data import QA_WINDOWS, TOPIC_WORDS, write_synthetic_squad
 
@@ -73,9 +74,7 @@ def write_run(path: Path, config: TrainingConfig, epochs: int, lock: dict | None
               fingerprint: dict | None = None) -> None:  # fmt: skip
     """A run directory as a run of ``config`` leaves it after ``epochs`` epochs."""
     path.mkdir(parents=True)
-    saved = {key: value for key, value in asdict(config).items()
-             if key not in ("overwrite", "resume")}  # fmt: skip
-    (path / CONFIG_FILE).write_text(json.dumps(saved, default=str))
+    (path / CONFIG_FILE).write_text(json.dumps(compared_settings(config)))
     records = [{"epoch": epoch, "phase": "from-scratch", "loss": 1.0} for epoch in range(epochs)]
     (path / EPOCHS_FILE).write_text(json.dumps(records))
     if lock is not None:
@@ -100,7 +99,7 @@ def test_a_run_in_progress_is_refused_naming_its_process(tmp_path, live_process,
     before = sorted(p.name for p in path.iterdir())
     for resume in (False, True):
         with pytest.raises(KerasformerError) as caught:
-            RunDirectory(path, asdict(config), resume=resume, start=False)
+            RunDirectory(path, compared_settings(config), resume=resume, start=False)
         message = str(caught.value)
         assert f"a run is in progress (PID {live_process.pid} on {socket.gethostname()})" in message
         assert "\n" not in message
@@ -110,15 +109,15 @@ def test_a_run_in_progress_is_refused_naming_its_process(tmp_path, live_process,
 def test_a_second_run_in_the_same_place_is_refused(tmp_path):
     config = tiny_config(tmp_path / "export")
     path = run_directory_for(tmp_path / "export")
-    first = RunDirectory(path, asdict(config), resume=False)  # started: holds the lock
+    first = RunDirectory(path, compared_settings(config), resume=False)  # started: holds the lock
     assert json.loads((path / LOCK_FILE).read_text())["pid"] == first.lock["pid"]
     with pytest.raises(KerasformerError, match=r"a run is in progress \(PID \d+ on "):
-        RunDirectory(path, asdict(config), resume=True, start=False)
+        RunDirectory(path, compared_settings(config), resume=True, start=False)
     # Two runs checked while neither had started: the second to start is refused.
     first.close()
     assert not path.exists()  # it completed no epoch
-    one = RunDirectory(path, asdict(config), resume=False, start=False)
-    other = RunDirectory(path, asdict(config), resume=False, start=False)
+    one = RunDirectory(path, compared_settings(config), resume=False, start=False)
+    other = RunDirectory(path, compared_settings(config), resume=False, start=False)
     one.start()
     with pytest.raises(KerasformerError, match="a run is in progress"):
         other.start()
@@ -130,8 +129,8 @@ def test_a_stale_lock_is_an_interrupted_run(tmp_path):
     path = run_directory_for(tmp_path / "export")
     write_run(path, config, 1, lock=lock_of(dead_pid()))
     with pytest.raises(KerasformerError, match=r"interrupted training run \(1 epoch\(s\) done\)"):
-        RunDirectory(path, asdict(config), resume=False, start=False)
-    run = RunDirectory(path, asdict(config), resume=True, start=False)
+        RunDirectory(path, compared_settings(config), resume=False, start=False)
+    run = RunDirectory(path, compared_settings(config), resume=True, start=False)
     run.start()
     assert json.loads((path / LOCK_FILE).read_text())["token"] == run.lock["token"]
     run.close()
@@ -146,7 +145,7 @@ def test_a_reused_pid_does_not_hold_the_lock(tmp_path):
     if lock["process_start"] is None:
         pytest.skip("no /proc to tell when a process started")
     write_run(path, config, 1, lock={**lock, "process_start": lock["process_start"] - 1})
-    RunDirectory(path, asdict(config), resume=True, start=False)  # not refused
+    RunDirectory(path, compared_settings(config), resume=True, start=False)  # not refused
 
 
 def test_a_lock_taken_on_another_host_is_refused_naming_the_host(tmp_path):
@@ -154,7 +153,7 @@ def test_a_lock_taken_on_another_host_is_refused_naming_the_host(tmp_path):
     path = run_directory_for(tmp_path / "export")
     write_run(path, config, 1, lock=lock_of(12345, host="gpu-node-7"))
     with pytest.raises(KerasformerError) as caught:
-        RunDirectory(path, asdict(config), resume=True, start=False)
+        RunDirectory(path, compared_settings(config), resume=True, start=False)
     message = str(caught.value)
     assert "locked by a run on gpu-node-7 (PID 12345" in message
     assert f"delete {path / LOCK_FILE}" in message
@@ -166,7 +165,7 @@ def test_a_lock_taken_on_another_host_is_refused_naming_the_host(tmp_path):
 def test_nothing_is_written_until_the_run_starts_and_nothing_left_without_an_epoch(tmp_path):
     config = tiny_config(tmp_path / "models" / "export")
     path = run_directory_for(tmp_path / "models" / "export")
-    run = RunDirectory(path, asdict(config), resume=False, start=False)
+    run = RunDirectory(path, compared_settings(config), resume=False, start=False)
     assert not path.exists()
     run.start()
     assert {p.name for p in path.iterdir()} == {CONFIG_FILE, LOCK_FILE}
@@ -181,7 +180,9 @@ def test_a_run_directory_with_no_completed_epoch_does_not_block_a_rerun(tmp_path
     (path / "phase-0").mkdir()
     config = tiny_config(tmp_path / "export")
     for resume in (False, True):
-        RunDirectory(path, asdict(config), resume=resume, start=False)  # other settings: fine
+        RunDirectory(
+            path, compared_settings(config), resume=resume, start=False
+        )  # other settings: fine
         assert not path.exists()
         write_run(path, earlier, 0)
 
