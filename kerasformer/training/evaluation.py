@@ -25,15 +25,7 @@ def classification_metrics(
     )
     return {
         "accuracy": float(accuracy_score(labels, predictions)),
-        "per_class": {
-            name: {
-                "precision": float(precision[i]),
-                "recall": float(recall[i]),
-                "f1": float(f1[i]),
-                "support": int(support[i]),
-            }
-            for i, name in enumerate(class_names)
-        },
+        "per_class": per_class_scores(class_names, precision, recall, f1, support),
         "confusion_matrix": confusion_matrix(labels, predictions, labels=classes).tolist(),
     }
 
@@ -61,15 +53,7 @@ def multi_label_metrics(
         "micro_f1": float(f1_score(truth, predicted, average="micro", zero_division=0)),
         "macro_f1": float(f1_score(truth, predicted, average="macro", zero_division=0)),
         "threshold": float(threshold),
-        "per_class": {
-            name: {
-                "precision": float(precision[i]),
-                "recall": float(recall[i]),
-                "f1": float(f1[i]),
-                "support": int(support[i]),
-            }
-            for i, name in enumerate(class_names)
-        },
+        "per_class": per_class_scores(class_names, precision, recall, f1, support),
     }
 
 
@@ -85,3 +69,16 @@ def best_threshold(labels: np.ndarray, probabilities: np.ndarray) -> float:
     best = max(scores)
     return min((t for t, score in zip(THRESHOLDS, scores, strict=True) if score == best),
                key=lambda t: (abs(t - 0.5), t))  # fmt: skip
+
+
+def per_class_scores(class_names: Sequence[str], precision, recall, f1, support) -> dict:
+    """scikit-learn's per-class arrays as one plain-JSON dict per class name."""
+    return {
+        name: {
+            "precision": float(precision[i]),
+            "recall": float(recall[i]),
+            "f1": float(f1[i]),
+            "support": int(support[i]),
+        }
+        for i, name in enumerate(class_names)
+    }
