@@ -89,22 +89,10 @@ class TaskEntry:
         return tuple(model.name for model in self.models)
 
     def model(self, name: str) -> ModelEntry:
-        for entry in self.models:
-            if entry.name == name:
-                return entry
-        raise KerasformerError(
-            f"model {name!r} does not fit task {self.name!r}; choose one of: "
-            f"{', '.join(self.model_names)}."
-        )
+        return named(self.models, name, f"model {name!r} does not fit task {self.name!r}")
 
     def dataset(self, name: str) -> DatasetEntry:
-        for entry in self.datasets:
-            if entry.name == name:
-                return entry
-        raise KerasformerError(
-            f"dataset {name!r} is not a {self.name} dataset; choose one of: "
-            f"{', '.join(self.dataset_names)}."
-        )
+        return named(self.datasets, name, f"dataset {name!r} is not a {self.name} dataset")
 
 
 BBC_NEWS = DatasetEntry("bbc_news", "kerasformer.datasets.bbc_news:load_bbc_news")
@@ -242,3 +230,12 @@ def resolve(reference: str):
     """The object a ``"module:attribute"`` reference names, imported on first use."""
     module, _, attribute = reference.partition(":")
     return getattr(importlib.import_module(module), attribute)
+
+
+def named(entries, name: str, refusal: str):
+    """The entry called ``name``, or an error: ``refusal`` and the names to choose from."""
+    for entry in entries:
+        if entry.name == name:
+            return entry
+    names = ", ".join(entry.name for entry in entries)
+    raise KerasformerError(f"{refusal}; choose one of: {names}.")

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from kerasformer.backend import tf
-from kerasformer.datasets.splits import Splits, sample_indices
+from kerasformer.datasets.splits import AlignedArrays, Splits
 
 
 @dataclass(frozen=True)
-class SentencePairs:
+class SentencePairs(AlignedArrays):
     """Source sentences and their translations, aligned by position.
 
     Example:
@@ -22,15 +22,10 @@ class SentencePairs:
     >>> source, target = next(iter(pairs.to_dataset()))
     """
 
+    noun = "pairs"
+
     sources: np.ndarray
     targets: np.ndarray
-
-    def __post_init__(self):
-        if len(self.sources) != len(self.targets):
-            raise ValueError(f"{len(self.sources)} sources but {len(self.targets)} targets.")
-
-    def __len__(self) -> int:
-        return len(self.sources)
 
     def to_dataset(self) -> tf.data.Dataset:
         """A ``tf.data.Dataset`` of ``(source, target)`` string scalars, unbatched."""
@@ -40,18 +35,6 @@ class SentencePairs:
                 tf.constant(self.targets, dtype=tf.string, shape=[len(self)]),
             )
         )
-
-    def head(self, n: int) -> SentencePairs:
-        """The first ``n`` pairs, in the split's order."""
-        return SentencePairs(self.sources[:n], self.targets[:n])
-
-    def sample(self, n: int, seed: int = 0) -> SentencePairs:
-        """``n`` pairs drawn at random without replacement, e.g. a small slice for a quick run.
-
-        All of them, shuffled, when ``n`` is at least the number of pairs.
-        """
-        chosen = sample_indices(n, len(self), seed, "pairs")
-        return SentencePairs(self.sources[chosen], self.targets[chosen])
 
 
 @dataclass(frozen=True)

@@ -8,27 +8,16 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 from kerasformer.backend import tf
-from kerasformer.datasets.splits import (
-    SPLITS,
-    Splits,
-    sample_indices,
-)
+from kerasformer.datasets.splits import SPLITS, AlignedArrays, Splits
 from kerasformer.errors import KerasformerError
 
 
 @dataclass(frozen=True)
-class LabeledTexts:
+class LabeledTexts(AlignedArrays):
     """Texts with integer labels, aligned by position."""
 
     texts: np.ndarray
     labels: np.ndarray
-
-    def __post_init__(self):
-        if len(self.texts) != len(self.labels):
-            raise ValueError(f"{len(self.texts)} texts but {len(self.labels)} labels.")
-
-    def __len__(self) -> int:
-        return len(self.labels)
 
     def to_dataset(self) -> tf.data.Dataset:
         """A ``tf.data.Dataset`` of ``(text, label)`` pairs, unbatched.
@@ -40,18 +29,6 @@ class LabeledTexts:
         return tf.data.Dataset.from_tensor_slices(
             (tf.constant(self.texts, dtype=tf.string), tf.constant(self.labels, dtype=kind))
         )
-
-    def head(self, n: int) -> LabeledTexts:
-        """The first ``n`` examples, in the split's order (which may be grouped by class)."""
-        return LabeledTexts(self.texts[:n], self.labels[:n])
-
-    def sample(self, n: int, seed: int = 0) -> LabeledTexts:
-        """``n`` examples drawn at random without replacement, e.g. a small slice for a quick run.
-
-        All of them, shuffled, when ``n`` is at least the number of examples.
-        """
-        chosen = sample_indices(n, len(self), seed, "examples")
-        return LabeledTexts(self.texts[chosen], self.labels[chosen])
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,16 @@ def dtype_policy(mixed_precision: bool) -> Iterator[str]:
         yield name
 
 
+@contextlib.contextmanager
+def building_scope(strategy: tf.distribute.Strategy, mixed_precision: bool) -> Iterator[None]:
+    """Where a model is built: under ``strategy`` and the run's dtype policy.
+
+    Made when the strategy is, entered where the model is built.
+    """
+    with dtype_policy(mixed_precision), strategy.scope():
+        yield
+
+
 def global_policy_name() -> str:
     return keras.mixed_precision.global_policy().name
 

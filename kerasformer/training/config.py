@@ -13,7 +13,7 @@ from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
 from kerasformer.errors import KerasformerError
-from kerasformer.registry import all_model_names, task_entry
+from kerasformer.registry import all_model_names, resolve, task_entry
 from kerasformer.validation import is_real_number, is_whole_number
 
 # Far beyond any real run, and below what overflows step counters or memory estimates.
@@ -89,6 +89,17 @@ class TrainingConfig:
     def resolved_input_pipeline(self) -> str:
         model = task_entry(self.task).model(self.model)
         return self.input_pipeline or model.default_input_pipeline or "strings"
+
+    def resolved_settings(self) -> dict:
+        """The settings whose defaults the model's registry entry fills in, resolved:
+        recipe, input pipeline (None where the model has no choice) and model options."""
+        model = task_entry(self.task).model(self.model)
+        defaults = resolve(model.defaults) if model.defaults else {}
+        return {
+            "recipe": self.resolved_recipe(),
+            "input_pipeline": self.resolved_input_pipeline() if model.input_pipelines else None,
+            "model_options": {**defaults, **self.model_options},
+        }
 
     def resolved_export_dir(self) -> Path:
         from kerasformer.training.tasks import task_named

@@ -101,3 +101,27 @@ class EarlyStoppingOnRecords(keras.callbacks.Callback):
                 weights = [saved[f"arr_{i}"] for i in range(len(saved.files))]
         if weights is not None:
             model.set_weights(weights)
+
+
+def early_stopping_for(config, records, run) -> EarlyStoppingOnRecords | None:
+    """The run's `EarlyStoppingOnRecords` (None without ``config.early_stopping``), keeping
+    its best weights in the run directory ``run`` (a `RunDirectory`, or None)."""
+    if config.early_stopping is None:
+        return None
+    return EarlyStoppingOnRecords(
+        config.monitor, config.early_stopping, records,
+        store=None if run is None else run.path, writer=run is None or run.writer,
+    )  # fmt: skip
+
+
+def with_best_epoch(
+    history: dict, early: EarlyStoppingOnRecords | None, model: keras.Model
+) -> dict:
+    """The history, and ``model`` given the best epoch's weights, when stopping early."""
+    if early is None or not early.records():
+        return history
+    best = early.best_epoch(early.records())
+    if best is None:
+        return history
+    early.restore_best(model)
+    return {**history, "best_epoch": best + 1}

@@ -7,13 +7,17 @@ and Ctrl-C ends it keeping what was learned.
 
 from __future__ import annotations
 
-import math
 import time
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.training.early_stopping import EarlyStoppingOnRecords
+from kerasformer.training.early_stopping import early_stopping_for, with_best_epoch
 from kerasformer.training.fit_plan import FitPlan, batches_per_epoch
+from kerasformer.training.non_finite import (
+    NonFiniteLoss,
+    StopOnNonFiniteLoss,
+    StopOnNonFiniteWeights,
+)
 from kerasformer.training.recipes import recipe_phases
 from kerasformer.training.run_directory import RunDirectory
 
@@ -52,7 +56,10 @@ def run_recipe(
         warmup_fraction=config.warmup_fraction,
         frozen_epochs=config.frozen_epochs,
     )
-    early = early_stopping(config, log, run, phases[-1].name)
+    last = phases[-1].name
+    early = early_stopping_for(
+        config, lambda: [record for record in log.records if record["phase"] == last], run
+    )
     done = 0
     for index, phase in enumerate(phases):
         watched = early is not None and index == len(phases) - 1
@@ -83,7 +90,7 @@ def run_recipe(
                 verbose=verbose,
             )
         except KeyboardInterrupt:
-            return with_best_epoch(log.history, early, plan, log), True
+            return with_best_epoch(log.history, early, plan.fit_model), True
         except NonFiniteLoss:
             if run is not None:
                 run.delete()
@@ -98,85 +105,12 @@ def run_recipe(
         done += phase.epochs
         if early is not None and early.stopped:
             break
-    return with_best_epoch(log.history, early, plan, log), False
-
-
-def early_stopping(config, log: EpochLog, run: RunDirectory | None, phase: str):
-    """The run's `EarlyStoppingOnRecords` over ``phase``'s epochs, keeping its best
-    weights beside the backups."""
-    if config.early_stopping is None:
-        return None
-    return EarlyStoppingOnRecords(
-        config.monitor, config.early_stopping,
-        lambda: [record for record in log.records if record["phase"] == phase],
-        store=None if run is None else run.path, writer=run is None or run.writer,
-    )  # fmt: skip
-
-
-def with_best_epoch(history: dict, early, plan: FitPlan, log: EpochLog) -> dict:
-    """The history, and the model given the best epoch's weights, when stopping early."""
-    if early is None or not early.records():
-        return history
-    best = early.best_epoch(early.records())
-    if best is None:
-        return history
-    early.restore_best(plan.fit_model)
-    return {**history, "best_epoch": best + 1}
+    return with_best_epoch(log.history, early, plan.fit_model), False
 
 
 def steps_per_epoch(train_batches: tf.data.Dataset, examples: int, config) -> int:
     """Batches in one epoch of ``config.batch_size`` (see `FitPlan.epoch_batches`)."""
     return batches_per_epoch(train_batches, examples, config.batch_size)
-
-
-class NonFiniteLoss(KerasformerError):
-    """The training loss or a weight became NaN or infinite; nothing trained from then on
-    is usable."""
-
-
-class StopOnNonFiniteLoss(keras.callbacks.Callback):
-    """Stop at the first batch whose loss is not finite, before any backup or export."""
-
-    def __init__(self, phase):
-        super().__init__()
-        self.phase = phase
-        self.epoch = 0
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self.epoch = epoch
-
-    def on_train_batch_end(self, batch, logs=None):
-        loss = (logs or {}).get("loss")
-        if loss is not None and not math.isfinite(float(loss)):
-            raise NonFiniteLoss(
-                f"the training loss became {float(loss)} in epoch {self.epoch + 1}, batch "
-                f"{batch + 1} ({self.phase.name} phase), so nothing was exported; lower the "
-                "learning rate (--learning-rate, or --fine-tune-learning-rate for the encoder) "
-                "and train again."
-            )
-
-
-class StopOnNonFiniteWeights(keras.callbacks.Callback):
-    """Stop at the end of the first epoch that leaves a weight NaN or infinite.
-
-    The loss alone can miss it: oneDNN's fused Dense + ReLU turns NaN activations into
-    zeros, so a model whose lower layers are all NaN still gives finite (constant)
-    probabilities and a finite loss.
-    """
-
-    def __init__(self, phase):
-        super().__init__()
-        self.phase = phase
-
-    def on_epoch_end(self, epoch, logs=None):
-        for weight in self.model.trainable_weights:
-            if not bool(tf.reduce_all(tf.math.is_finite(weight))):
-                raise NonFiniteLoss(
-                    f"the weight {weight.name} became NaN or infinite in epoch {epoch + 1} "
-                    f"({self.phase.name} phase) although the loss stayed finite, so nothing "
-                    "was exported and that epoch was not backed up; lower the learning rate "
-                    "(--learning-rate) and train again."
-                )
 
 
 class EpochLog(keras.callbacks.Callback):

@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 
 from kerasformer.errors import KerasformerError
-from kerasformer.registry import resolve, task_entry
 
 SETTINGS_FILE = "config.json"
 # Written beside the settings, not settings themselves.
@@ -33,13 +32,7 @@ def run_settings(config) -> dict:
     settings = dataclasses.asdict(config)
     for name in NOT_CARRIED:
         settings.pop(name)
-    entry = task_entry(config.task).model(config.model)
-    defaults = resolve(entry.defaults) if entry.defaults else {}
-    settings.update(
-        recipe=config.resolved_recipe(),
-        input_pipeline=config.resolved_input_pipeline() if entry.input_pipelines else None,
-        model_options={**defaults, **config.model_options},
-    )
+    settings.update(config.resolved_settings())
     settings[DATA_FILES] = {
         name: {"path": str(settings[name]), "sha256": file_hash(Path(settings[name]))}
         for name in FILE_SETTINGS

@@ -11,17 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kerasformer.backend import keras
-from kerasformer.datasets.data_summary import format_summary, summary_warnings
 from kerasformer.files.staged_directory import require_replaceable
-from kerasformer.training.acceleration import dtype_policy, is_chief, make_strategy
+from kerasformer.training.acceleration import building_scope, is_chief, make_strategy
 from kerasformer.training.config import MAX_BATCH_SIZE, MAX_EPOCHS, TrainingConfig
-from kerasformer.training.fit_loop import (
-    EpochLog,
+from kerasformer.training.fit_loop import EpochLog, run_recipe, steps_per_epoch
+from kerasformer.training.non_finite import (
     NonFiniteLoss,
     StopOnNonFiniteLoss,
     StopOnNonFiniteWeights,
-    run_recipe,
-    steps_per_epoch,
 )
 from kerasformer.training.reproducibility import make_reproducible
 from kerasformer.training.run_directory import (
@@ -86,10 +83,11 @@ def train(
         print(task.describe(data))
     strategy = make_strategy(config.strategy)
     chief = is_chief(strategy)
+    building = building_scope(strategy, config.mixed_precision)
     with RunBackups(export_dir, config, data, chief) as backups:
-        with dtype_policy(config.mixed_precision), strategy.scope():
+        with building:
             model, plan = task.build(config, data)
-        summary = summarize_data(task, model, data, verbose)
+        summary = task.report_data(model, data, verbose)
         run = backups.for_training()
         started = time.perf_counter()
         callbacks = tensorboard_callbacks(config, chief)
@@ -105,19 +103,6 @@ def train(
             export_trained(task, model, data, config, history, metrics, interrupted,
                            export_dir, chief, data_summary=summary)  # fmt: skip
     return result
-
-
-def summarize_data(task, model, data, verbose: int) -> dict | None:
-    """The task's summary of the data with its warnings, printed unless ``verbose`` is 0."""
-    summary = task.summarize(model, data)
-    if summary is None:
-        return None
-    summary["warnings"] = summary_warnings(summary)
-    if verbose:
-        print(format_summary(summary, with_sizes=False))
-        for warning in summary["warnings"]:
-            print(f"warning: {warning}")
-    return summary
 
 
 __all__ = [  # the names this module had before it was split, for one release

@@ -12,6 +12,7 @@ import dataclasses
 import inspect
 from pathlib import Path
 
+from kerasformer.datasets.data_summary import format_summary, summary_warnings
 from kerasformer.datasets.from_files import data_name
 from kerasformer.datasets.from_tfds import is_tfds, tfds_data_name
 from kerasformer.errors import KerasformerError
@@ -235,6 +236,18 @@ class Task:
         """What the user sees of the data before training, as `data_summary` gives it
         (lengths measured as ``model`` reads them); None where the task has no summary."""
         return None
+
+    def report_data(self, model, data, verbose: int) -> dict | None:
+        """`summarize` with its warnings added, printed unless ``verbose`` is 0."""
+        summary = self.summarize(model, data)
+        if summary is None:
+            return None
+        summary["warnings"] = summary_warnings(summary)
+        if verbose:
+            print(format_summary(summary, with_sizes=False))
+            for warning in summary["warnings"]:
+                print(f"warning: {warning}")
+        return summary
 
     def evaluate(self, model, data, config) -> dict[str, dict]:
         raise NotImplementedError
