@@ -23,6 +23,7 @@ TRANSFORMER_OPTIONS = frozenset(
     {"embed_dim", "num_heads", "ff_dim", "dropout", "norm_first", "position", "maxlen"}
 )
 BERT_HANDLES = frozenset({"preprocess", "encoder"})
+TAGGER_OPTIONS = frozenset({"vocab_size", "embed_dim", "dropout", "decoding"})
 
 
 @dataclass(frozen=True)
@@ -191,6 +192,30 @@ TASKS: dict[str, TaskEntry] = {
             export_kind="question answerer",
             headline_metrics=("exact_match", "f1"),
             file_reader="kerasformer.datasets.questions_from_files:from_squad_files",
+        ),
+        TaskEntry(
+            "ner",
+            "kerasformer.training.tasks.tagging:TaggingTask",
+            datasets=(
+                DatasetEntry("conll2003", "kerasformer.datasets.tagged_sentences:load_conll2003"),
+            ),
+            models=(
+                ModelEntry(
+                    "rnn",
+                    TAGGER_OPTIONS | {"units"},
+                    builder="kerasformer.models.sequence_tagger:build_rnn_tagger",
+                    defaults="kerasformer.models.sequence_tagger:RNN_DEFAULTS",
+                ),
+                ModelEntry(
+                    "transformer",
+                    TAGGER_OPTIONS | {"num_heads", "ff_dim", "num_layers"},
+                    builder="kerasformer.models.sequence_tagger:build_transformer_tagger",
+                    defaults="kerasformer.models.sequence_tagger:TRANSFORMER_DEFAULTS",
+                ),
+            ),
+            export_kind="tagger",
+            headline_metrics=("f1", "precision", "recall"),
+            file_reader="kerasformer.datasets.tagged_sentences:from_tagged_files",
         ),
         TaskEntry(
             "distillation",

@@ -16,11 +16,27 @@ from tests.helpers.processes import run_console_script
 SHARED_ON_ONE_WORKER = ("trained_bbc", "minilm_hub", "trained_question_answerer")
 
 
+# Before pytest-xdist's own hook reads the groups: added after it, they group nothing.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     for item in items:
         shared = [name for name in SHARED_ON_ONE_WORKER if name in item.fixturenames]
         if shared:
             item.add_marker(pytest.mark.xdist_group(shared[0]))
+        elif uses_a_module_fixture(item):
+            # A module fixture is made once per worker too: its tests stay together.
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+def uses_a_module_fixture(item) -> bool:
+    definitions = getattr(item, "_fixtureinfo", None)
+    if definitions is None:
+        return False
+    return any(
+        fixture.scope == "module"
+        for fixtures in definitions.name2fixturedefs.values()
+        for fixture in fixtures
+    )
 
 
 @pytest.fixture

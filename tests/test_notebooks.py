@@ -12,8 +12,8 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("
 SMOKE_VARIABLE = "KERASFORMER_NOTEBOOK_SMOKE"
 
 
-def test_the_four_notebooks_are_there():
-    assert [path.name[:3] for path in NOTEBOOKS] == ["01_", "02_", "03_", "04_"]
+def test_the_five_notebooks_are_there():
+    assert [path.name[:3] for path in NOTEBOOKS] == ["01_", "02_", "03_", "04_", "05_"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)

@@ -18,6 +18,8 @@ OPTION_TAKERS = {
     ("translation", "transformer"): MODELS + "transformer_translator:build_transformer_translator",
     ("translation", "rnn"): MODELS + "rnn_translator:build_rnn_translator",
     ("language-model", "transformer"): MODELS + "language_model:build_transformer_language_model",
+    ("ner", "rnn"): MODELS + "sequence_tagger:build_rnn_tagger",
+    ("ner", "transformer"): MODELS + "sequence_tagger:build_transformer_tagger",
 }
 
 
@@ -42,8 +44,11 @@ def test_each_option_a_model_allows_is_a_parameter_of_its_builder(key):
     task, name = key
     model = registry.task_entry(task).model(name)
     parameters = set(inspect.signature(registry.resolve(OPTION_TAKERS[key])).parameters)
-    # vocab_size of a translator is split between its two vocabularies by the task.
-    handled_by_task = {"vocab_size"} if task == "translation" else set()
+    # vocab_size of a translator is split between its two vocabularies by the task; a
+    # tagger's vocabulary and decoding are its SequenceTagger's, not its Keras model's.
+    handled_by_task = {
+        "translation": {"vocab_size"}, "ner": {"vocab_size", "decoding"}
+    }.get(task, set())  # fmt: skip
     assert set(model.options) - handled_by_task <= parameters
 
 
@@ -51,8 +56,11 @@ def test_defaults_name_only_options_the_model_allows_or_fixes():
     for task, model in every_model():
         if model.defaults:
             defaults = set(registry.resolve(model.defaults))
-            # dense_units and max_question_tokens are fixed, not offered on the command line.
-            assert defaults - model.options <= {"dense_units", "max_question_tokens"}, (
+            # Fixed, not offered on the command line: dense_units, max_question_tokens, and
+            # the taggers' character features and vocabulary cut-off.
+            fixed = {"dense_units", "max_question_tokens", "char_embed_dim", "char_filters",
+                     "min_count"}  # fmt: skip
+            assert defaults - model.options <= fixed, (
                 task.name,
                 model.name,
             )
@@ -68,7 +76,7 @@ def test_names_are_unique_and_defaults_come_first():
             assert (model.input_pipeline is None) == (not model.input_pipelines)
             assert model.input_pipeline in (None, *model.input_pipelines)
     assert set(registry.DATASET_NAMES) == {
-        "bbc_news", "ag_news", "spa_eng", "wikitext2", "squad"
+        "bbc_news", "ag_news", "spa_eng", "wikitext2", "squad", "conll2003"
     }  # fmt: skip
     assert "distillation" not in registry.TRAINED_BY_TRAIN
 
@@ -76,7 +84,10 @@ def test_names_are_unique_and_defaults_come_first():
 @pytest.mark.parametrize(
     "lookup, message",
     [
-        (lambda: registry.task_entry("ner"), "unknown task 'ner'; choose one of: classification"),
+        (
+            lambda: registry.task_entry("pos-tagging"),
+            "unknown task 'pos-tagging'; choose one of: classification",
+        ),
         (
             lambda: registry.task_entry("translation").model("bert"),
             "model 'bert' does not fit task 'translation'; choose one of: transformer, rnn.",

@@ -13,13 +13,14 @@ from kerasformer.cli import (
     evaluate,
     generate,
     predict,
+    tag,
     train,
     translate,
 )
 from kerasformer.cli.quiet import quiet_tensorflow
 
 COMMANDS = (
-    train, distill, evaluate, predict, translate, generate, answer, attention, convert_bert
+    train, distill, evaluate, predict, translate, generate, answer, tag, attention, convert_bert
 )  # fmt: skip
 
 

@@ -29,7 +29,7 @@ TRANSFORMER_OPTIONS = (
     ("--key-dim", positive_int, "size per head (default embed-dim / num-heads)"),
     ("--dropout", rate, "dropout rate"),
     ("--num-layers", positive_int, "encoder and decoder blocks of sequence models"),
-    ("--units", positive_int, "GRU size of the rnn translator"),
+    ("--units", positive_int, "GRU size of the rnn translator, LSTM size of the rnn tagger"),
 )
 # Which model options each task's model takes (the others are mistakes), for one release.
 OPTIONS_BY_MODEL = {
@@ -261,6 +261,10 @@ def add_shared_arguments(
         "--position", choices=("learned", "sinusoidal", "rotary", "relative"),
         help="how the model knows word order (default learned)",
     )  # fmt: skip
+    group.add_argument(
+        "--decoding", choices=("constrained", "argmax"),
+        help="ner: tags by IOB2-constrained Viterbi or each word's best (default constrained)",
+    )  # fmt: skip
 
 
 def add_bert_arguments(bert) -> None:
@@ -410,6 +414,7 @@ def model_options(args: argparse.Namespace) -> dict:
         position=args.position, preprocess=args.preprocess, encoder=args.encoder,
         seq_length=args.seq_length, doc_stride=args.doc_stride,
         null_threshold=getattr(args, "null_threshold", None),
+        decoding=getattr(args, "decoding", None),
     )  # fmt: skip
     given["norm_first"] = True if args.norm_first else None
     given = {name: value for name, value in given.items() if value not in (None, "")}

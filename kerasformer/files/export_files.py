@@ -20,6 +20,7 @@ from kerasformer.files.export_kind import (
     CLASSIFIER,
     LANGUAGE_MODEL,
     QUESTION_ANSWERER,
+    TAGGER,
     TRANSLATOR,
     ExportKind,
     require_export_kind,
@@ -33,6 +34,7 @@ FILES_OF_KIND = {
     TRANSLATOR.name: ("translator.json", "source_vocabulary.txt", "target_vocabulary.txt"),
     LANGUAGE_MODEL.name: ("generator.json", "vocabulary.txt"),
     QUESTION_ANSWERER.name: ("question_answerer.json",),
+    TAGGER.name: ("tagger.json",),
 }
 HUB_LAYER_CLASSES = ("HubLayer", "kerasformer>HubLayer", "KerasLayer")
 

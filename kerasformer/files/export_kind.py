@@ -61,6 +61,7 @@ QUESTION_ANSWERER = ExportKind(
     "question answerer", "a question answerer", "kerasformer answer",
     "kerasformer train --task question-answering",
 )  # fmt: skip
+TAGGER = ExportKind("tagger", "a tagger", "kerasformer tag", "kerasformer train --task ner")
 BERT_CONVERSION = ExportKind(
     "bert-conversion",
     "a BERT conversion (a preprocess model and an encoder)",
@@ -74,13 +75,14 @@ BERT_PART = ExportKind(
     "kerasformer convert-bert",
 )
 KINDS = {kind.name: kind for kind in (CLASSIFIER, TRANSLATOR, LANGUAGE_MODEL, QUESTION_ANSWERER,
-                                      BERT_CONVERSION, BERT_PART)}  # fmt: skip
+                                      TAGGER, BERT_CONVERSION, BERT_PART)}  # fmt: skip
 
 # Files only one kind holds, for directories written before kinds were recorded.
 SETTINGS_FILES = {
     "translator.json": TRANSLATOR,
     "generator.json": LANGUAGE_MODEL,
     "question_answerer.json": QUESTION_ANSWERER,
+    "tagger.json": TAGGER,
 }
 
 

@@ -6,6 +6,7 @@ process uses and how to choose.
 
 from kerasformer.layers.adaptive_attention_span import AdaptiveAttentionSpan
 from kerasformer.layers.additive_attention import AdditiveAttention
+from kerasformer.layers.character_cnn import CharacterCNN
 from kerasformer.layers.masked_average_pooling import MaskedAveragePooling
 from kerasformer.layers.multi_head_attention import MultiHeadAttention
 from kerasformer.layers.relative_position_bias import RelativePositionBias
@@ -22,6 +23,7 @@ from kerasformer.layers.transformer_decoder_block import TransformerDecoderBlock
 __all__ = [
     "AdaptiveAttentionSpan",
     "AdditiveAttention",
+    "CharacterCNN",
     "MaskedAveragePooling",
     "MultiHeadAttention",
     "RelativePositionBias",

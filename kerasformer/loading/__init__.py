@@ -4,6 +4,7 @@ from kerasformer.loading.exported_classifier import ExportedClassifier, Predicti
 from kerasformer.loading.generator import load_generator
 from kerasformer.loading.keras_model import load_keras_model
 from kerasformer.loading.question_answerer import load_question_answerer
+from kerasformer.loading.tagger import load_tagger
 from kerasformer.loading.translator import load_translator
 
 __all__ = [
@@ -12,5 +13,6 @@ __all__ = [
     "load_generator",
     "load_keras_model",
     "load_question_answerer",
+    "load_tagger",
     "load_translator",
 ]

@@ -13,6 +13,7 @@ from kerasformer.plots.attention_view import (
     plot_head_view,
 )
 from kerasformer.plots.confusion_matrix import plot_confusion_matrix
+from kerasformer.plots.entities import plot_entities
 from kerasformer.plots.figures import save_figure
 from kerasformer.plots.span_probabilities import plot_span_probabilities
 from kerasformer.plots.training_history import plot_training_history
@@ -24,6 +25,7 @@ __all__ = [
     "plot_alignment",
     "plot_attention_heads",
     "plot_confusion_matrix",
+    "plot_entities",
     "plot_head_view",
     "plot_span_probabilities",
     "plot_training_history",

@@ -34,6 +34,8 @@ class FitPlan:
     make_batches: Callable[[LabeledTexts, int, int | None], tf.data.Dataset]
     loss: object = "sparse_categorical_crossentropy"
     metrics: list | dict = field(default_factory=lambda: ["accuracy"])
+    # Metrics weighted by the batches' third element (padding weighs 0), e.g. tagging's.
+    weighted_metrics: list = field(default_factory=list)
     # Run at each epoch's end before its numbers are logged, e.g. to add task metrics.
     callbacks: list = field(default_factory=list)
     # The pretrained encoder whose ``trainable`` recipes switch; None for other models.
@@ -101,6 +103,7 @@ class FitPlan:
             optimizer=phase.make_optimizer(),
             loss=self.loss,
             metrics=self.metrics,
+            weighted_metrics=self.weighted_metrics or None,
             jit_compile=self.jit_compile,
         )
 

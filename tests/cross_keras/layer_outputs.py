@@ -239,6 +239,25 @@ def _embedding(position):
     return build
 
 
+def _character_inputs(rng):
+    """Character ids ``(2 texts, 3 words, 5 characters)``: words of 5, 2, 3 and 1
+    characters, and one padded word in each text."""
+    ids = rng.integers(1, VOCAB_SIZE, size=(2, 3, 5)).astype("int32")
+    for text, word, length in ((0, 1, 2), (0, 2, 0), (1, 0, 3), (1, 1, 1), (1, 2, 0)):
+        ids[text, word, length:] = 0
+    return {"chars": ids}
+
+
+def _character_cnn(keras, layers, x):
+    return [layers.CharacterCNN(VOCAB_SIZE, embed_dim=4, filters=6)(x["chars"])]
+
+
+def padded_words_are_zero(inputs, outputs):
+    """``CharacterCNN``: a word with no character (padding) gets zeros."""
+    empty = ~np.any(inputs["chars"] != 0, axis=-1)
+    return "words with no character give zeros", np.where(empty[..., None], outputs[0], 0.0), 0.0
+
+
 def _ids_inputs(rng):
     return {"ids": padded_ids(rng, [4, 6], 6)}
 
@@ -342,6 +361,13 @@ CASES = {
             lambda rng: {"x": padded_floats(rng, [3, 0], 5, EMBED_DIM)},
             _masked_average_pooling,
             mask_checks=(pooled_over_real_positions_or_zero(real_rows("x")),),
+        ),
+        Case(
+            "character_cnn_with_padded_words",
+            "CharacterCNN",
+            _character_inputs,
+            _character_cnn,
+            mask_checks=(padded_words_are_zero,),
         ),
         Case(
             "scaled_dot_product_attention_explicit_masks",

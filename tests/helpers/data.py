@@ -123,3 +123,41 @@ def reversal_pairs(sources: list[str]):
 
     targets = [" ".join(reversed(text.split())) for text in sources]
     return SentencePairs(np.array(sources, dtype=object), np.array(targets, dtype=object))
+
+
+NER_PEOPLE = ("Angela Merkel", "Peter Blackburn", "Marie Curie", "John", "Ada Lovelace")
+NER_PLACES = ("Paris", "New York", "Bonn", "Brussels", "Tokyo")
+NER_TEMPLATES = (
+    "{PER} visited {LOC} .",
+    "{PER} met {PER} in {LOC} .",
+    "They flew to {LOC} on Monday .",
+    "In {LOC} , {PER} spoke .",
+)
+
+
+def synthetic_ner_sentences(count: int, seed: int) -> list[tuple[list[str], list[str]]]:
+    """Sentences with people and places tagged in IOB2, from a few templates."""
+    rng = np.random.default_rng(seed)
+    sentences = []
+    for _ in range(count):
+        words, tags = [], []
+        for piece in NER_TEMPLATES[rng.integers(len(NER_TEMPLATES))].split():
+            if piece in ("{PER}", "{LOC}"):
+                kind = piece[1:-1]
+                names = NER_PEOPLE if kind == "PER" else NER_PLACES
+                name = names[rng.integers(len(names))].split()
+                words += name
+                tags += [f"B-{kind}"] + [f"I-{kind}"] * (len(name) - 1)
+            else:
+                words.append(piece)
+                tags.append("O")
+        sentences.append((words, tags))
+    return sentences
+
+
+def write_conll(path: Path, sentences) -> Path:
+    """``word TAG`` lines, a blank line between sentences."""
+    blocks = ["".join(f"{w} {t}\n" for w, t in zip(words, tags, strict=True))
+              for words, tags in sentences]  # fmt: skip
+    path.write_text("\n".join(blocks), encoding="utf-8")
+    return path

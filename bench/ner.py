@@ -1,0 +1,137 @@
+"""NER benchmark: CoNLL-2003 entity F1 on the official development split, by model and seed.
+
+Each run trains through `kerasformer.training.train` on ``train.txt`` (10% of its
+documents held out for validation and early stopping) and reports, on ``valid.txt`` (the
+official development split, the data's ``test`` split here): entity F1, precision and
+recall (strict IOB2, seqeval), the F1 of argmax decoding beside the constrained one,
+training words/s, the export's tagging sentences/s (raw strings through the SavedModel's
+``serving_default``), and wall time.
+
+    python bench/ner.py --models rnn transformer --seeds 0 1 2 --epochs 10
+    python bench/ner.py --table                # the saved results as Markdown
+
+Run it on a quiet machine: speed figures compare only within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import time
+from pathlib import Path
+
+from tables import markdown_table
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_DATA_DIR = HERE.parent.parent / "shared" / "data" / "conll2003"
+RESULTS = HERE / "results" / "ner.json"
+
+
+def served_sentences_per_second(export_dir: Path, texts: list[str], batch: int = 64) -> float:
+    import tensorflow as tf
+
+    serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
+    serve(inputs=tf.constant(texts[:batch]))  # trace and warm up
+    started = time.perf_counter()
+    for begin in range(0, len(texts), batch):
+        serve(inputs=tf.constant(texts[begin : begin + batch]))
+    return len(texts) / (time.perf_counter() - started)
+
+
+def run_model(model: str, seed: int, args) -> dict:
+    from kerasformer.training import TrainingConfig, train
+
+    export_dir = Path(args.work_dir) / f"conll2003-{model}-{seed}"
+    shutil.rmtree(export_dir.with_name(export_dir.name + ".training"), ignore_errors=True)
+    config = TrainingConfig(
+        task="ner", model=model, dataset="conll2003", data_dir=str(args.data_dir),
+        epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
+        seed=seed, export_dir=str(export_dir), overwrite=True,
+        early_stopping=args.patience, monitor="val_entity_f1",
+    )  # fmt: skip
+    started = time.perf_counter()
+    result = train(config, verbose=2)
+    train_words = sum(len(words) for words in result.data.splits["train"].tokens)
+    epochs_run = len(result.history["loss"])
+    test = result.data.splits["test"]
+    texts = [" ".join(words) for words in test.tokens]
+    metrics = result.metrics["test"]
+    return {
+        "model": model,
+        "seed": seed,
+        "epochs_run": epochs_run,
+        "best_epoch": result.history.get("best_epoch"),
+        "parameters": int(result.model.model.count_params()),
+        "dev_f1": metrics["f1"],
+        "dev_precision": metrics["precision"],
+        "dev_recall": metrics["recall"],
+        "dev_f1_argmax": metrics["f1_argmax"],
+        "dev_per_type_f1": {kind: row["f1"] for kind, row in metrics["per_type"].items()},
+        "validation_f1": result.metrics["validation"]["f1"],
+        "train_words_per_second": train_words * epochs_run / result.train_seconds,
+        "served_sentences_per_second": served_sentences_per_second(export_dir, texts),
+        "wall_seconds": time.perf_counter() - started,
+    }
+
+
+def table(results: dict) -> str:
+    rows = []
+    by_model: dict[str, list[dict]] = {}
+    for run in results["runs"]:
+        by_model.setdefault(run["model"], []).append(run)
+    for model, runs in by_model.items():
+        f1 = [run["dev_f1"] for run in runs]
+        spread = f" ± {statistics.stdev(f1):.3f}" if len(f1) > 1 else ""
+        rows.append((
+            model, len(runs), f"{statistics.mean(f1):.3f}{spread}",
+            " / ".join(f"{x:.3f}" for x in f1),
+            f"{statistics.mean(run['dev_f1_argmax'] for run in runs):.3f}",
+            f"{statistics.mean(run['train_words_per_second'] for run in runs):,.0f}",
+            f"{statistics.mean(run['served_sentences_per_second'] for run in runs):,.0f}",
+            f"{statistics.mean(run['wall_seconds'] for run in runs) / 60:.0f} min",
+        ))  # fmt: skip
+    headers = (
+        "model", "seeds", "dev entity F1 (mean)", "per seed", "argmax F1", "train words/s",
+        "served sentences/s", "wall time per run",
+    )  # fmt: skip
+    return markdown_table(headers, rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", nargs="+", default=["rnn", "transformer"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--learning-rate", type=float, default=2e-3)
+    parser.add_argument("--patience", type=int, default=3)
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--work-dir", default="/tmp/kerasformer-bench")
+    parser.add_argument("--table", action="store_true", help="print the saved results")
+    args = parser.parse_args()
+    if args.table:
+        print(table(json.loads(RESULTS.read_text())))
+        return
+    command = "python bench/ner.py " + " ".join(
+        [f"--models {' '.join(args.models)}", f"--seeds {' '.join(map(str, args.seeds))}",
+         f"--epochs {args.epochs}", f"--batch-size {args.batch_size}",
+         f"--learning-rate {args.learning_rate}", f"--patience {args.patience}"]
+    )  # fmt: skip
+    results = {"command": command, "runs": []}
+    if RESULTS.is_file() and json.loads(RESULTS.read_text()).get("command") == command:
+        results = json.loads(RESULTS.read_text())  # a run cut short goes on where it was
+    done = {(run["model"], run["seed"]) for run in results["runs"]}
+    for model in args.models:
+        for seed in args.seeds:
+            if (model, seed) in done:
+                continue
+            results["runs"].append(run_model(model, seed, args))
+            RESULTS.parent.mkdir(parents=True, exist_ok=True)
+            RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()

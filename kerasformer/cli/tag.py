@@ -1,0 +1,63 @@
+"""``kerasformer tag``: mark the named entities of texts with an exported tagger."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kerasformer.cli._arguments import add_model_argument
+from kerasformer.cli.inputs import (
+    EXIT_STATUS,
+    add_input_arguments,
+    print_records,
+    read_inputs,
+    records_for,
+)
+from kerasformer.cli.outputs import add_overwrite_argument, require_output_file, save_picture
+
+HELP = "mark named entities with a model from `train --task ner`"
+DESCRIPTION = (
+    "Print each TEXT with its entities marked as [text]TYPE, one line each, or with "
+    "--json its words, tags and entities (character offsets, end exclusive, and the mean "
+    "probability of the entity's tags). '-' reads one text per line of standard input, "
+    "--input-file one per line of a file. --plot draws the first text with its "
+    "entities highlighted by type. " + EXIT_STATUS
+)
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("tag", help=HELP, description=DESCRIPTION)
+    add_model_argument(parser)
+    add_input_arguments(parser, "TEXT", "text to tag")
+    parser.add_argument("--plot", metavar="PNG", help="draw the first text's entities here")
+    add_overwrite_argument(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kerasformer.loading.tagger import load_tagger
+
+    if args.plot:
+        require_output_file(args.plot, "--plot", args.overwrite)
+    inputs = read_inputs(args.texts, args.input_file, noun="text")
+    tagger = load_tagger(args.model)
+    records = records_for(inputs, tagger.tag)
+    status = print_records(inputs, records, args.json, marked_text)
+    if args.plot and records[0]["status"] == "ok":
+        from kerasformer.plots import plot_entities
+
+        types = sorted({tag[2:] for tag in tagger.tag_names if tag != "O"})
+        figure = plot_entities(records[0]["text"], records[0]["entities"], types,
+                               title=str(args.model))  # fmt: skip
+        path = save_picture(figure, args.plot, "--plot", args.overwrite)
+        print(f"Entities drawn in {path}", file=sys.stderr if args.json else sys.stdout)
+    return status
+
+
+def marked_text(record: dict) -> str:
+    """The text with each entity as ``[text]TYPE``."""
+    text, pieces, at = record["text"], [], 0
+    for entity in record.get("entities", []):
+        pieces += [text[at : entity["start"]], f"[{entity['text']}]{entity['type']}"]
+        at = entity["end"]
+    return "".join([*pieces, text[at:]])

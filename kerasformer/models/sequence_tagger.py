@@ -1,0 +1,262 @@
+"""Named-entity taggers from scratch: words and their characters in, a tag per word out.
+
+Both models read lower-cased word ids and each word's character ids; the characters go
+through a `CharacterCNN` (Ma & Hovy, 2016), so case and shape reach the tagger although
+the word vocabulary is lower-cased. ``rnn`` is the classic BiLSTM tagger; ``transformer``
+runs kerasformer's `TransformerBlock` s (rotary positions, so no length limit) over the
+same features. `SequenceTagger` owns a model with its vocabularies and tag names, and
+tags raw text (`tag`) or tokenised sentences (`predict_tags`), decoding each sentence
+with the IOB2 constraint (`kerasformer.models.iob_tags.viterbi`) or by argmax.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from kerasformer.backend import tf
+from kerasformer.errors import KerasformerError
+from kerasformer.layers import CharacterCNN, TransformerBlock
+from kerasformer.layers import backend as layers_backend
+from kerasformer.models.iob_tags import allowed_transitions, entity_spans, viterbi
+from kerasformer.models.word_spans import split_words
+
+PADDING_ID, UNKNOWN_ID = 0, 1
+# A word's first characters only: enough for its shape, and bounds a batch's size.
+MAX_WORD_CHARACTERS = 20
+COMMON = dict(
+    vocab_size=20000,
+    min_count=2,
+    char_embed_dim=25,
+    char_filters=50,
+    dropout=0.3,
+    decoding="constrained",
+)
+RNN_DEFAULTS = dict(COMMON, embed_dim=100, units=128)
+TRANSFORMER_DEFAULTS = dict(COMMON, embed_dim=128, num_heads=4, ff_dim=256, num_layers=2)
+DECODINGS = ("constrained", "argmax")
+
+
+def tagger_model(name: str, num_tags: int, word_vocab_size: int, char_vocab_size: int,
+                 features: dict, body):  # fmt: skip
+    """``{"word_ids", "char_ids"}`` in; each word's embedding beside its character
+    features (`CharacterCNN`), masked where padded, through ``body``; tag logits out.
+
+    ``features`` holds ``embed_dim``, ``char_embed_dim``, ``char_filters`` and ``dropout``.
+    """
+    keras = layers_backend.keras
+    word_ids = keras.Input((None,), dtype="int32", name="word_ids")
+    char_ids = keras.Input((None, None), dtype="int32", name="char_ids")
+    words = keras.layers.Embedding(
+        word_vocab_size, features["embed_dim"], mask_zero=True, name="word_embedding"
+    )(word_ids)
+    characters = CharacterCNN(
+        char_vocab_size, features["char_embed_dim"], features["char_filters"],
+        name="characters",
+    )(char_ids)  # fmt: skip
+    joined = keras.layers.Concatenate(name="word_features")([words, characters])
+    hidden = body(keras.layers.Dropout(features["dropout"])(joined))
+    logits = keras.layers.Dense(num_tags, dtype="float32", name="tag_logits")(hidden)
+    return keras.Model({"word_ids": word_ids, "char_ids": char_ids}, logits, name=name)
+
+
+def build_rnn_tagger(
+    num_tags: int,
+    word_vocab_size: int,
+    char_vocab_size: int,
+    *,
+    embed_dim: int = RNN_DEFAULTS["embed_dim"],
+    units: int = RNN_DEFAULTS["units"],
+    dropout: float = RNN_DEFAULTS["dropout"],
+    char_embed_dim: int = RNN_DEFAULTS["char_embed_dim"],
+    char_filters: int = RNN_DEFAULTS["char_filters"],
+):
+    """A BiLSTM of ``units`` each way over word and character features:
+    ``{"word_ids", "char_ids"}`` to tag logits ``(batch, words, num_tags)``.
+
+    Example:
+
+    >>> model = build_rnn_tagger(9, 500, 80, embed_dim=16, units=16)
+    >>> ids = {"word_ids": np.array([[4, 9]]), "char_ids": np.array([[[3, 4], [5, 0]]])}
+    >>> tuple(model(ids).shape)
+    (1, 2, 9)
+    """
+    keras = layers_backend.keras
+    features = dict(embed_dim=embed_dim, dropout=dropout, char_embed_dim=char_embed_dim,
+                    char_filters=char_filters)  # fmt: skip
+
+    def bilstm(hidden):
+        hidden = keras.layers.Bidirectional(
+            keras.layers.LSTM(units, return_sequences=True), name="bilstm"
+        )(hidden)
+        return keras.layers.Dropout(dropout)(hidden)
+
+    return tagger_model("rnn_tagger", num_tags, word_vocab_size, char_vocab_size, features, bilstm)
+
+
+def build_transformer_tagger(
+    num_tags: int,
+    word_vocab_size: int,
+    char_vocab_size: int,
+    *,
+    embed_dim: int = TRANSFORMER_DEFAULTS["embed_dim"],
+    num_heads: int = TRANSFORMER_DEFAULTS["num_heads"],
+    ff_dim: int = TRANSFORMER_DEFAULTS["ff_dim"],
+    num_layers: int = TRANSFORMER_DEFAULTS["num_layers"],
+    dropout: float = TRANSFORMER_DEFAULTS["dropout"],
+    char_embed_dim: int = TRANSFORMER_DEFAULTS["char_embed_dim"],
+    char_filters: int = TRANSFORMER_DEFAULTS["char_filters"],
+):
+    """Pre-LN transformer blocks with rotary positions over word and character features:
+    ``{"word_ids", "char_ids"}`` to tag logits ``(batch, words, num_tags)``.
+
+    Example:
+
+    >>> model = build_transformer_tagger(9, 500, 80, embed_dim=16, num_heads=2, ff_dim=32)
+    >>> ids = {"word_ids": np.array([[4, 9]]), "char_ids": np.array([[[3, 4], [5, 0]]])}
+    >>> tuple(model(ids).shape)
+    (1, 2, 9)
+    """
+    keras = layers_backend.keras
+    features = dict(embed_dim=embed_dim, dropout=dropout, char_embed_dim=char_embed_dim,
+                    char_filters=char_filters)  # fmt: skip
+
+    def blocks(hidden):
+        hidden = keras.layers.Dense(embed_dim, name="projection")(hidden)
+        for index in range(num_layers):
+            hidden = TransformerBlock(
+                embed_dim, num_heads, ff_dim, dropout=dropout, norm_first=True,
+                position="rotary", name=f"transformer_block_{index}",
+            )(hidden)  # fmt: skip
+        return keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm")(hidden)
+
+    return tagger_model(
+        "transformer_tagger", num_tags, word_vocab_size, char_vocab_size, features, blocks
+    )
+
+
+def word_vocabulary(sentences, vocab_size: int, min_count: int) -> list[str]:
+    """The lower-cased words seen at least ``min_count`` times, most frequent first,
+    ``vocab_size`` ids in all with padding and unknown. Rarer words train the unknown id,
+    which unseen words get."""
+    counts = Counter(word.lower() for words in sentences for word in words)
+    kept = [word for word, count in counts.most_common() if count >= min_count]
+    return kept[: max(vocab_size - 2, 0)]
+
+
+def character_vocabulary(sentences) -> list[str]:
+    counts = Counter(c for words in sentences for word in words for c in word)
+    return [character for character, _ in counts.most_common()]
+
+
+class SequenceTagger:
+    """A tagging model, its word and character vocabularies and its tag names.
+
+    Args:
+        model: Keras model, ``{"word_ids", "char_ids"}`` to tag logits.
+        words: Lower-cased word vocabulary (ids from 2; 0 pads, 1 is unknown).
+        characters: Character vocabulary (ids from 2).
+        tag_names: The tags, in the model's output order.
+        decoding: ``"constrained"`` (IOB2 Viterbi) or ``"argmax"``.
+
+    Example:
+
+    >>> tagger.tag(["Angela Merkel visited Paris."])[0]["entities"]
+    [{'text': 'Angela Merkel', 'type': 'PER', 'start': 0, 'end': 13, 'score': ...}, ...]
+    """
+
+    def __init__(
+        self, model, words: Sequence[str], characters: Sequence[str],
+        tag_names: Sequence[str], decoding: str = "constrained",
+    ):  # fmt: skip
+        if decoding not in DECODINGS:
+            raise KerasformerError(f"decoding {decoding!r} is not one of: {', '.join(DECODINGS)}.")
+        self.model = model
+        self.words = list(words)
+        self.characters = list(characters)
+        self.tag_names = tuple(tag_names)
+        self.decoding = decoding
+        self.word_index = {word: i + 2 for i, word in enumerate(self.words)}
+        self.character_index = {c: i + 2 for i, c in enumerate(self.characters)}
+        self.start, self.transitions = allowed_transitions(self.tag_names)
+
+    def word_ids(self, words: Sequence[str]) -> list[int]:
+        return [self.word_index.get(word.lower(), UNKNOWN_ID) for word in words]
+
+    def char_ids(self, words: Sequence[str]) -> list[list[int]]:
+        index = self.character_index
+        return [[index.get(c, UNKNOWN_ID) for c in word[:MAX_WORD_CHARACTERS]] for word in words]
+
+    def ragged_features(self, sentences) -> dict[str, tf.RaggedTensor]:
+        """``word_ids`` ``(sentences, None)`` and ``char_ids`` ``(sentences, None, None)``."""
+        return {
+            "word_ids": tf.ragged.constant(
+                [self.word_ids(words) for words in sentences], tf.int32, ragged_rank=1
+            ),
+            "char_ids": tf.ragged.constant(
+                [self.char_ids(words) for words in sentences], tf.int32, ragged_rank=2
+            ),
+        }
+
+    def tag_ids(self, tags) -> tf.RaggedTensor:
+        index = {tag: i for i, tag in enumerate(self.tag_names)}
+        ids = [[index[tag] for tag in row] for row in tags]
+        return tf.ragged.constant(ids, tf.int32, ragged_rank=1)
+
+    def probabilities(self, sentences, batch_size: int = 64) -> list[np.ndarray]:
+        """Each sentence's ``(words, tags)`` tag probabilities."""
+        out: list[np.ndarray] = []
+        for begin in range(0, len(sentences), batch_size):
+            chunk = list(sentences[begin : begin + batch_size])
+            features = padded_features(self.ragged_features(chunk))
+            logits = self.model(features, training=False)
+            probs = tf.nn.softmax(tf.cast(logits, tf.float32)).numpy()
+            out += [probs[i, : len(words)] for i, words in enumerate(chunk)]
+        return out
+
+    def decode(self, probs: np.ndarray, decoding: str | None = None) -> list[str]:
+        if (decoding or self.decoding) == "argmax":
+            best = probs.argmax(axis=-1)
+        else:
+            best = viterbi(np.log(np.maximum(probs, 1e-12)), self.start, self.transitions)
+        return [self.tag_names[i] for i in best]
+
+    def predict_tags(self, sentences, decoding: str | None = None, batch_size: int = 64):
+        """A tag for each word of each tokenised sentence."""
+        probs = self.probabilities(sentences, batch_size)
+        return [self.decode(p, decoding) if len(p) else [] for p in probs]
+
+    def tag(self, texts: Sequence[str], batch_size: int = 64) -> list[dict]:
+        """Words, tags and entities (with character offsets and scores) of raw texts."""
+        spans = [split_words(text) for text in texts]
+        probs = self.probabilities([[w for w, _, _ in s] for s in spans], batch_size)
+        records = []
+        for text, words, p in zip(texts, spans, probs, strict=True):
+            tags = self.decode(p) if words else []
+            chosen = [p[i, self.tag_names.index(tag)] for i, tag in enumerate(tags)]
+            entities = [
+                {
+                    "text": text[words[first][1] : words[last - 1][2]],
+                    "type": kind,
+                    "start": words[first][1],
+                    "end": words[last - 1][2],
+                    "score": float(np.mean(chosen[first:last])),
+                }
+                for kind, first, last in entity_spans(tags)
+            ]
+            records.append({"words": [w for w, _, _ in words], "tags": tags, "entities": entities})
+        return records
+
+
+def padded_features(features: dict[str, tf.RaggedTensor]) -> dict[str, tf.Tensor]:
+    """The ragged ids padded with 0, at least one word and one character wide: a batch of
+    empty texts still runs through the model (as padding)."""
+
+    def padded(ids: tf.RaggedTensor) -> tf.Tensor:
+        dense = ids.to_tensor()
+        short = [tf.maximum(0, 1 - tf.shape(dense)[axis]) for axis in range(1, ids.shape.rank)]
+        return tf.pad(dense, [[0, 0], *[[0, missing] for missing in short]])
+
+    return {name: padded(ids) for name, ids in features.items()}
