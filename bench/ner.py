@@ -10,6 +10,9 @@ training words/s, the export's tagging sentences/s (raw strings through the Save
     python bench/ner.py --models rnn transformer --seeds 0 1 2 --epochs 10
     python bench/ner.py --table                # the saved results as Markdown
 
+Runs accumulate in ``bench/results/ner.json``, each with its settings; one already there
+(same model, seed and settings) is not run again.
+
 Run it on a quiet machine: speed figures compare only within one run.
 """
 
@@ -82,10 +85,13 @@ def table(results: dict) -> str:
     for run in results["runs"]:
         by_model.setdefault(run["model"], []).append(run)
     for model, runs in by_model.items():
+        settings = runs[0]["settings"]
         f1 = [run["dev_f1"] for run in runs]
         spread = f" ± {statistics.stdev(f1):.3f}" if len(f1) > 1 else ""
         rows.append((
-            model, len(runs), f"{statistics.mean(f1):.3f}{spread}",
+            model, f"{settings['epochs']} (patience {settings['patience']})",
+            f"{settings['batch_size']}, {settings['learning_rate']}", len(runs),
+            f"{statistics.mean(f1):.3f}{spread}",
             " / ".join(f"{x:.3f}" for x in f1),
             f"{statistics.mean(run['dev_f1_argmax'] for run in runs):.3f}",
             f"{statistics.mean(run['train_words_per_second'] for run in runs):,.0f}",
@@ -93,8 +99,8 @@ def table(results: dict) -> str:
             f"{statistics.mean(run['wall_seconds'] for run in runs) / 60:.0f} min",
         ))  # fmt: skip
     headers = (
-        "model", "seeds", "dev entity F1 (mean)", "per seed", "argmax F1", "train words/s",
-        "served sentences/s", "wall time per run",
+        "model", "epochs at most", "batch, learning rate", "seeds", "dev entity F1 (mean)",
+        "per seed", "argmax F1", "train words/s", "served sentences/s", "wall time per run",
     )  # fmt: skip
     return markdown_table(headers, rows)
 
@@ -104,7 +110,7 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["rnn", "transformer"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--epochs", type=int, default=10)
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--patience", type=int, default=3)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
@@ -114,20 +120,17 @@ def main() -> None:
     if args.table:
         print(table(json.loads(RESULTS.read_text())))
         return
-    command = "python bench/ner.py " + " ".join(
-        [f"--models {' '.join(args.models)}", f"--seeds {' '.join(map(str, args.seeds))}",
-         f"--epochs {args.epochs}", f"--batch-size {args.batch_size}",
-         f"--learning-rate {args.learning_rate}", f"--patience {args.patience}"]
-    )  # fmt: skip
-    results = {"command": command, "runs": []}
-    if RESULTS.is_file() and json.loads(RESULTS.read_text()).get("command") == command:
-        results = json.loads(RESULTS.read_text())  # a run cut short goes on where it was
-    done = {(run["model"], run["seed"]) for run in results["runs"]}
+    settings = {
+        "epochs": args.epochs, "batch_size": args.batch_size,
+        "learning_rate": args.learning_rate, "patience": args.patience,
+    }  # fmt: skip
+    results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": []}
+    done = {(run["model"], run["seed"]) for run in results["runs"] if run["settings"] == settings}
     for model in args.models:
         for seed in args.seeds:
             if (model, seed) in done:
-                continue
-            results["runs"].append(run_model(model, seed, args))
+                continue  # a run cut short goes on where it was
+            results["runs"].append({**run_model(model, seed, args), "settings": settings})
             RESULTS.parent.mkdir(parents=True, exist_ok=True)
             RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))
