@@ -46,8 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot and records[0]["status"] == "ok":
         from kerasformer.plots import plot_entities
 
-        types = sorted({tag[2:] for tag in tagger.tag_names if tag != "O"})
-        figure = plot_entities(records[0]["text"], records[0]["entities"], types,
+        figure = plot_entities(records[0]["text"], records[0]["entities"], tagger.entity_types(),
                                title=str(args.model))  # fmt: skip
         path = save_picture(figure, args.plot, "--plot", args.overwrite)
         print(f"Entities drawn in {path}", file=sys.stderr if args.json else sys.stdout)

@@ -81,6 +81,19 @@ def splits_of_files(
     """
     require_fractions(validation_fraction, test_fraction)
     splits = {split: read(path) for split, path in files.items() if path is not None}
+    return with_dealt_splits(splits, group_keys, take, validation_fraction, test_fraction, seed)
+
+
+def with_dealt_splits(
+    splits: dict[str, object],
+    group_keys: Callable[[object], Sequence[Hashable]],
+    take: Callable[[object, np.ndarray], object],
+    validation_fraction: float,
+    test_fraction: float,
+    seed: int,
+) -> dict[str, object]:
+    """The three splits: those in ``splits`` (train required) as they are, the others
+    dealt from train by `grouped_split`, train keeping the rest."""
     train = splits["train"]
     indices = grouped_split(
         group_keys(train),
@@ -88,10 +101,11 @@ def splits_of_files(
         0.0 if "test" in splits else test_fraction,
         seed,
     )
+    dealt = dict(splits)
     for split, chosen in indices.items():
         if split == "train" or split not in splits:
-            splits[split] = take(train, chosen)
-    return {split: splits[split] for split in SPLITS}
+            dealt[split] = take(train, chosen)
+    return {split: dealt[split] for split in SPLITS}
 
 
 def require_every_split(name: str, sizes: dict[str, int], noun: str, fix: str) -> None:

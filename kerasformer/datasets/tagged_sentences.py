@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from kerasformer.datasets.from_files import data_name
-from kerasformer.datasets.grouped_split import grouped_split, require_fractions
-from kerasformer.datasets.splits import SPLITS, AlignedArrays, Splits
+from kerasformer.datasets.grouped_split import require_fractions, with_dealt_splits
+from kerasformer.datasets.splits import AlignedArrays, Splits
 from kerasformer.errors import KerasformerError
 from kerasformer.files.text_files import read_utf8_text
 from kerasformer.models.iob_tags import OUTSIDE, is_iob_tag, tag_type
@@ -130,17 +130,14 @@ def tagging_data(
             splits[split], more = read_tagged_file(files[split], known_tags=set(tag_names))
             converted += more
     whole_documents = len(set(train.documents.tolist())) >= MIN_DOCUMENTS
-    dealt = grouped_split(
-        train.documents if whole_documents else np.arange(len(train)),
-        0.0 if "validation" in splits else validation_fraction,
-        0.0 if "test" in splits else test_fraction,
-        seed,
-    )
-    for split, chosen in dealt.items():
-        if split == "train" or split not in splits:
-            splits[split] = train.rows(np.sort(chosen))
+    splits = with_dealt_splits(
+        splits,
+        lambda part: part.documents if whole_documents else np.arange(len(part)),
+        lambda part, chosen: part.rows(np.sort(chosen)),  # sentences in file order
+        validation_fraction, test_fraction, seed,
+    )  # fmt: skip
     said = tuple(f"{path}: IOB1 tags converted to IOB2" for path in converted)
-    return TaggingData(name, {split: splits[split] for split in SPLITS}, tag_names, notes + said)
+    return TaggingData(name, splits, tag_names, notes + said)
 
 
 def ordered_tags(tags: set[str]) -> tuple[str, ...]:
@@ -188,7 +185,9 @@ def conll_sentences(path: Path, text: str) -> list[tuple[list, list, list, int]]
     def end_sentence():
         if words:
             sentences.append((list(words), list(tags), list(lines), document))
-            words.clear(), tags.clear(), lines.clear()
+            words.clear()
+            tags.clear()
+            lines.clear()
 
     for number, line in enumerate(text.splitlines(), 1):
         columns = line.split()
@@ -203,7 +202,9 @@ def conll_sentences(path: Path, text: str) -> list[tuple[list, list, list, int]]
                 "or 'word POS CHUNK TAG', with a blank line between sentences."
             )
         else:
-            words.append(columns[0]), tags.append(columns[-1]), lines.append(number)
+            words.append(columns[0])
+            tags.append(columns[-1])
+            lines.append(number)
     end_sentence()
     return sentences
 

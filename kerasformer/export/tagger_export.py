@@ -25,7 +25,7 @@ from kerasformer.export.saved_model import INPUT_NAME
 from kerasformer.files.text_files import write_settings
 from kerasformer.loading.keras_model import KERAS_FILE
 from kerasformer.loading.tagger import SETTINGS_FILE
-from kerasformer.models.iob_tags import OUTSIDE, tag_type, viterbi_tf
+from kerasformer.models.iob_tags import tag_type, viterbi_tf
 from kerasformer.models.sequence_tagger import (
     MAX_WORD_CHARACTERS,
     UNKNOWN_ID,
@@ -60,7 +60,6 @@ class TaggerServing(tf.Module):
         self.inside = tf.constant([tag.startswith("I-") for tag in names])
         self.start = tf.constant(tagger.start)
         self.transitions = tf.constant(tagger.transitions)
-        self.outside = names.index(OUTSIDE)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=INPUT_NAME)])
     def serve(self, inputs):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
 
 OUTSIDE = "O"
@@ -102,8 +103,6 @@ def viterbi_tf(log_probs, lengths, start, transitions):
     Returns: ``(batch, words)`` int32 tag ids, the best allowed sequence of each sentence
     (anything at padded positions).
     """
-    from kerasformer.backend import tf
-
     words = tf.shape(log_probs)[1]
     # Two padded steps: the scans below then always have a step to run.
     log_probs = tf.pad(log_probs, [[0, 0], [0, 2], [0, 0]])

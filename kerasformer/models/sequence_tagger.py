@@ -20,7 +20,7 @@ from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
 from kerasformer.layers import CharacterCNN, TransformerBlock
 from kerasformer.layers import backend as layers_backend
-from kerasformer.models.iob_tags import allowed_transitions, entity_spans, viterbi
+from kerasformer.models.iob_tags import allowed_transitions, entity_spans, tag_type, viterbi
 from kerasformer.models.word_spans import split_words
 
 PADDING_ID, UNKNOWN_ID = 0, 1
@@ -181,6 +181,10 @@ class SequenceTagger:
         self.word_index = {word: i + 2 for i, word in enumerate(self.words)}
         self.character_index = {c: i + 2 for i, c in enumerate(self.characters)}
         self.start, self.transitions = allowed_transitions(self.tag_names)
+
+    def entity_types(self) -> tuple[str, ...]:
+        """The entity types its tags name (``PER`` of ``B-PER``), sorted."""
+        return tuple(sorted({tag_type(tag) for tag in self.tag_names} - {None}))
 
     def word_ids(self, words: Sequence[str]) -> list[int]:
         return [self.word_index.get(word.lower(), UNKNOWN_ID) for word in words]
