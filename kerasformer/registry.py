@@ -51,6 +51,11 @@ class ModelEntry:
     def default_input_pipeline(self) -> str | None:
         return self.input_pipeline
 
+    @property
+    def pretrained(self) -> bool:
+        """Whether it is built over a pretrained BERT (it takes preprocess and encoder)."""
+        return BERT_HANDLES <= self.options
+
 
 @dataclass(frozen=True)
 class DatasetEntry:
@@ -211,6 +216,13 @@ TASKS: dict[str, TaskEntry] = {
                     TAGGER_OPTIONS | {"num_heads", "ff_dim", "num_layers"},
                     builder="kerasformer.models.sequence_tagger:build_transformer_tagger",
                     defaults="kerasformer.models.sequence_tagger:TRANSFORMER_DEFAULTS",
+                ),
+                ModelEntry(
+                    "bert",
+                    BERT_HANDLES | {"seq_length", "doc_stride", "dropout", "decoding"},
+                    recipes=BERT_CLASSIFIER.recipes,
+                    builder="kerasformer.models.bert_tagger:build_bert_tagger",
+                    defaults="kerasformer.models.bert_tagger:DEFAULTS",
                 ),
             ),
             export_kind="tagger",

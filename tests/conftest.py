@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.bert import write_tiny_bert_checkpoint
-from tests.helpers.data import QA_WINDOWS, synthetic_rows, write_ag_csv, write_synthetic_squad
+from tests.helpers.data import (
+    QA_WINDOWS,
+    ner_words,
+    synthetic_rows,
+    write_ag_csv,
+    write_synthetic_squad,
+)
 from tests.helpers.processes import run_console_script
 
 # Session fixtures that take minutes to make. pytest-xdist makes each once per worker, so
@@ -95,6 +101,16 @@ def tiny_hub_bert(tiny_bert_checkpoint, tmp_path_factory):
     return convert_bert(
         tiny_bert_checkpoint, tmp_path_factory.mktemp("hub") / "tiny", seq_length=32
     )
+
+
+@pytest.fixture(scope="session")
+def tiny_ner_bert(tmp_path_factory):
+    """A tiny random BERT whose vocabulary holds the synthetic NER words, in TF-Hub format."""
+    from kerasformer.export import convert_bert
+
+    root = tmp_path_factory.mktemp("tiny_ner_bert")
+    checkpoint = write_tiny_bert_checkpoint(root / "hf", extra_words=ner_words())
+    return convert_bert(checkpoint, root / "hub", seq_length=32)
 
 
 @pytest.fixture(scope="session")

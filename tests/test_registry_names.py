@@ -20,6 +20,7 @@ OPTION_TAKERS = {
     ("language-model", "transformer"): MODELS + "language_model:build_transformer_language_model",
     ("ner", "rnn"): MODELS + "sequence_tagger:build_rnn_tagger",
     ("ner", "transformer"): MODELS + "sequence_tagger:build_transformer_tagger",
+    ("ner", "bert"): MODELS + "bert_tagger:build_bert_tagger",
 }
 
 
@@ -45,9 +46,11 @@ def test_each_option_a_model_allows_is_a_parameter_of_its_builder(key):
     model = registry.task_entry(task).model(name)
     parameters = set(inspect.signature(registry.resolve(OPTION_TAKERS[key])).parameters)
     # vocab_size of a translator is split between its two vocabularies by the task; a
-    # tagger's vocabulary and decoding are its SequenceTagger's, not its Keras model's.
+    # tagger's vocabulary, decoding and windows are its tagger object's, not its Keras
+    # model's (SequenceTagger, BertTagger).
     handled_by_task = {
-        "translation": {"vocab_size"}, "ner": {"vocab_size", "decoding"}
+        "translation": {"vocab_size"},
+        "ner": {"vocab_size", "decoding", "preprocess", "seq_length", "doc_stride"},
     }.get(task, set())  # fmt: skip
     assert set(model.options) - handled_by_task <= parameters
 

@@ -279,12 +279,13 @@ def add_bert_arguments(bert) -> None:
     )  # fmt: skip
     bert.add_argument(
         "--seq-length", type=positive_int,
-        help=with_model_defaults("question answering: tokens per window, question included",
-                                 "--seq-length"),
+        help=with_model_defaults("question answering and ner: tokens per window, question "
+                                 "and special tokens included", "--seq-length"),
     )  # fmt: skip
     bert.add_argument(
         "--doc-stride", type=positive_int,
-        help="question answering: context tokens between window starts (default 128)",
+        help="question answering: context tokens between window starts (default 128); ner: "
+        "word pieces between the windows of a long sentence (default half a window)",
     )  # fmt: skip
     bert.add_argument(
         "--null-threshold", type=float, metavar="MARGIN",

@@ -1,8 +1,9 @@
-"""Export a `SequenceTagger` as a SavedModel: raw strings in, entities with offsets out.
+"""Export an `EntityTagger` as a SavedModel: raw strings in, entities with offsets out.
 
 The export directory holds:
 
     saved_model.pb, variables/     the SavedModel: word splitting, model and decoding
+                   (assets/)       (a BERT tagger's word-piece vocabulary)
     model.keras, tagger.json       the Keras model, vocabularies and tags, for kerasformer
 
 ``serving_default`` takes ``inputs``, a batch of strings. It splits them into words as
@@ -10,49 +11,32 @@ BERT's basic tokenizer does (`kerasformer.models.word_spans`), decodes each sent
 the tagger does (IOB2-constrained Viterbi by default), and returns, padded per batch:
 ``entity_texts``, ``entity_types`` (``""``), ``entity_starts``, ``entity_ends`` (character
 offsets, end exclusive, ``-1``), ``entity_scores`` (the mean probability of the entity's
-tags, ``0``), ``entity_counts``, and ``words`` and ``tags`` (``""``). Serving it needs
-TensorFlow only.
+tags, ``0``), ``entity_counts``, and ``words`` and ``tags`` (``""``). Serving a
+from-scratch tagger needs TensorFlow only; a BERT tagger needs ``import tensorflow_text``
+too (its tokeniser's ops).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from kerasformer.backend import tf
 from kerasformer.export.saved_model import INPUT_NAME
 from kerasformer.files.text_files import write_settings
 from kerasformer.loading.keras_model import KERAS_FILE
 from kerasformer.loading.tagger import SETTINGS_FILE
+from kerasformer.models.entity_tagger import EntityTagger
 from kerasformer.models.iob_tags import tag_type, viterbi_tf
-from kerasformer.models.sequence_tagger import (
-    MAX_WORD_CHARACTERS,
-    UNKNOWN_ID,
-    SequenceTagger,
-    padded_features,
-)
 from kerasformer.models.word_spans import WordSplitter
 
 
-def lookup_table(keys, key_dtype) -> tf.lookup.StaticHashTable:
-    """Key ``i`` to id ``i + 2`` (0 pads, 1 is unknown); unknown keys to 1."""
-    values = tf.range(2, len(keys) + 2, dtype=tf.int64)
-    initializer = tf.lookup.KeyValueTensorInitializer(tf.constant(keys, key_dtype), values)
-    return tf.lookup.StaticHashTable(initializer, default_value=UNKNOWN_ID)
-
-
 class TaggerServing(tf.Module):
-    """The model, its vocabularies and tags, and the string-in signature."""
+    """The tagger's reader (its model and vocabularies), its tags and the string-in signature."""
 
-    def __init__(self, tagger: SequenceTagger):
+    def __init__(self, tagger: EntityTagger):
         super().__init__(name="tagger_serving")
-        self.model = tagger.model
+        self.reader = tagger.serving_reader()
         self.splitter = WordSplitter()
-        self.words = lookup_table(tagger.words or [""], tf.string)
-        self.characters = lookup_table(
-            np.array([ord(c) for c in tagger.characters] or [0], np.int64), tf.int64
-        )
         self.constrained = tagger.decoding == "constrained"
         names = tagger.tag_names
         self.tag_names = tf.constant(names)
@@ -64,19 +48,8 @@ class TaggerServing(tf.Module):
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=INPUT_NAME)])
     def serve(self, inputs):
         words, codes, starts, ends = self.splitter(inputs)
-        word_ids = tf.ragged.map_flat_values(
-            self.words.lookup, tf.strings.lower(words, encoding="utf-8")
-        )
-        codes = codes.with_values(codes.values[:, :MAX_WORD_CHARACTERS])
-        char_ids = tf.ragged.map_flat_values(self.characters.lookup, codes)
-        features = {
-            "word_ids": tf.cast(word_ids, tf.int32),
-            "char_ids": tf.cast(char_ids, tf.int32),
-        }
         lengths = words.row_lengths()
-        longest = tf.cast(tf.reduce_max(tf.concat([lengths, [0]], axis=0)), tf.int32)
-        logits = self.model(padded_features(features), training=False)[:, :longest]
-        probs = tf.nn.softmax(tf.cast(logits, tf.float32))
+        probs = self.reader(words, codes)
         if self.constrained:
             best = viterbi_tf(tf.math.log(tf.maximum(probs, 1e-12)), lengths, self.start,
                               self.transitions)  # fmt: skip
@@ -131,19 +104,10 @@ class TaggerServing(tf.Module):
         }  # fmt: skip
 
 
-def write_tagger(tagger: SequenceTagger, directory: Path) -> None:
+def write_tagger(tagger: EntityTagger, directory: Path) -> None:
     """Write the SavedModel, ``model.keras`` and ``tagger.json`` into ``directory``."""
     directory = Path(directory)
     serving = TaggerServing(tagger)
     tf.saved_model.save(serving, str(directory), signatures={"serving_default": serving.serve})
     tagger.model.save(directory / KERAS_FILE)
-    write_settings(
-        directory / SETTINGS_FILE,
-        {
-            "model": tagger.model.name,
-            "tag_names": list(tagger.tag_names),
-            "decoding": tagger.decoding,
-            "words": tagger.words,
-            "characters": tagger.characters,
-        },
-    )
+    write_settings(directory / SETTINGS_FILE, {"model": tagger.model.name, **tagger.settings()})

@@ -1,26 +1,31 @@
-"""Read a tagger export back: the `SequenceTagger` that `write_tagger` wrote."""
+"""Read a tagger export back: the `EntityTagger` that `write_tagger` wrote."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kerasformer.files.export_files import require_intact_export
+from kerasformer.files.export_files import require_handle_present, require_intact_export
 from kerasformer.files.export_kind import TAGGER
 from kerasformer.files.text_files import read_settings
 from kerasformer.loading.keras_model import load_keras_model
-from kerasformer.models.sequence_tagger import SequenceTagger
 
 SETTINGS_FILE = "tagger.json"
 
 
-def load_tagger(directory: str | Path) -> SequenceTagger:
-    """The `SequenceTagger` that `write_tagger` exported to ``directory``."""
+def load_tagger(directory: str | Path):
+    """The `EntityTagger` that `write_tagger` exported to ``directory``: a `SequenceTagger`
+    from scratch, or a `BertTagger`, whose preprocess model must still be where it was."""
     directory = require_intact_export(directory, TAGGER)
     settings = read_settings(directory, SETTINGS_FILE, "tagger", "ner")
-    return SequenceTagger(
-        load_keras_model(directory),
-        settings["words"],
-        settings["characters"],
-        settings["tag_names"],
-        settings["decoding"],
-    )
+    settings.pop("model", None)
+    if settings.pop("kind", "words") == "bert":
+        from kerasformer.models.bert_tagger import BertTagger
+        from kerasformer.models.question_answerer import load_preprocess
+
+        preprocess = settings.pop("preprocess")
+        require_handle_present(directory, "preprocess", preprocess)
+        return BertTagger(load_keras_model(directory), load_preprocess(preprocess),
+                          preprocess_handle=preprocess, **settings)  # fmt: skip
+    from kerasformer.models.sequence_tagger import SequenceTagger
+
+    return SequenceTagger(load_keras_model(directory), **settings)

@@ -42,12 +42,7 @@ class BertInputPacker:
 
     def __init__(self, preprocess, max_seq_length: int | None = None):
         preprocess = getattr(preprocess, "resolved_object", preprocess)
-        for function in ("tokenize", "bert_pack_inputs"):
-            if not hasattr(preprocess, function):
-                raise KerasformerError(
-                    f"the preprocess model has no {function}(); give a TF-Hub BERT "
-                    "preprocess model, e.g. one written by `kerasformer convert-bert`."
-                )
+        require_packing_functions(preprocess)
         if max_seq_length is None:
             max_seq_length = default_seq_length(preprocess)
         if not is_whole_number(max_seq_length) or max_seq_length <= SPECIAL_TOKENS_PER_TEXT:
@@ -108,6 +103,16 @@ class BertInputPacker:
             raise KerasformerError(
                 f"this BERT vocabulary pads with id {self.padding_id}, not 0, which the "
                 "length-bucketed pipelines need; train with --input-pipeline strings."
+            )
+
+
+def require_packing_functions(preprocess) -> None:
+    """Refuse a preprocess model without the sub-functions that pack inputs by hand."""
+    for function in ("tokenize", "bert_pack_inputs"):
+        if not hasattr(preprocess, function):
+            raise KerasformerError(
+                f"the preprocess model has no {function}(); give a TF-Hub BERT "
+                "preprocess model, e.g. one written by `kerasformer convert-bert`."
             )
 
 

@@ -4,9 +4,8 @@ Both models read lower-cased word ids and each word's character ids; the charact
 through a `CharacterCNN` (Ma & Hovy, 2016), so case and shape reach the tagger although
 the word vocabulary is lower-cased. ``rnn`` is the classic BiLSTM tagger; ``transformer``
 runs kerasformer's `TransformerBlock` s (rotary positions, so no length limit) over the
-same features. `SequenceTagger` owns a model with its vocabularies and tag names, and
-tags raw text (`tag`) or tokenised sentences (`predict_tags`), decoding each sentence
-with the IOB2 constraint (`kerasformer.models.iob_tags.viterbi`) or by argmax.
+same features. `SequenceTagger` owns a model with its vocabularies and tag names; what
+it does with the probabilities (decoding, entities, raw text) is `EntityTagger`'s.
 """
 
 from __future__ import annotations
@@ -17,11 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from kerasformer.backend import tf
-from kerasformer.errors import KerasformerError
 from kerasformer.layers import CharacterCNN, TransformerBlock
 from kerasformer.layers import backend as layers_backend
-from kerasformer.models.iob_tags import allowed_transitions, entity_spans, tag_type, viterbi
-from kerasformer.models.word_spans import split_words
+from kerasformer.models.entity_tagger import EntityTagger
 
 PADDING_ID, UNKNOWN_ID = 0, 1
 # A word's first characters only: enough for its shape, and bounds a batch's size.
@@ -36,7 +33,6 @@ COMMON = dict(
 )
 RNN_DEFAULTS = dict(COMMON, embed_dim=100, units=128)
 TRANSFORMER_DEFAULTS = dict(COMMON, embed_dim=128, num_heads=4, ff_dim=256, num_layers=2)
-DECODINGS = ("constrained", "argmax")
 
 
 def tagger_model(name: str, num_tags: int, word_vocab_size: int, char_vocab_size: int,
@@ -151,8 +147,8 @@ def character_vocabulary(sentences) -> list[str]:
     return [character for character, _ in counts.most_common()]
 
 
-class SequenceTagger:
-    """A tagging model, its word and character vocabularies and its tag names.
+class SequenceTagger(EntityTagger):
+    """A from-scratch tagging model, its word and character vocabularies and its tag names.
 
     Args:
         model: Keras model, ``{"word_ids", "char_ids"}`` to tag logits.
@@ -171,20 +167,16 @@ class SequenceTagger:
         self, model, words: Sequence[str], characters: Sequence[str],
         tag_names: Sequence[str], decoding: str = "constrained",
     ):  # fmt: skip
-        if decoding not in DECODINGS:
-            raise KerasformerError(f"decoding {decoding!r} is not one of: {', '.join(DECODINGS)}.")
+        super().__init__(tag_names, decoding)
         self.model = model
         self.words = list(words)
         self.characters = list(characters)
-        self.tag_names = tuple(tag_names)
-        self.decoding = decoding
         self.word_index = {word: i + 2 for i, word in enumerate(self.words)}
         self.character_index = {c: i + 2 for i, c in enumerate(self.characters)}
-        self.start, self.transitions = allowed_transitions(self.tag_names)
 
-    def entity_types(self) -> tuple[str, ...]:
-        """The entity types its tags name (``PER`` of ``B-PER``), sorted."""
-        return tuple(sorted({tag_type(tag) for tag in self.tag_names} - {None}))
+    def settings(self) -> dict:
+        return {"kind": "words", **super().settings(), "words": self.words,
+                "characters": self.characters}  # fmt: skip
 
     def word_ids(self, words: Sequence[str]) -> list[int]:
         return [self.word_index.get(word.lower(), UNKNOWN_ID) for word in words]
@@ -216,10 +208,7 @@ class SequenceTagger:
         }
 
     def tag_ids(self, tags) -> tf.RaggedTensor:
-        index = {tag: i for i, tag in enumerate(self.tag_names)}
-        counts = np.fromiter((len(row) for row in tags), np.int64, len(tags))
-        ids = np.fromiter((index[tag] for row in tags for tag in row), np.int32, int(counts.sum()))
-        return tf.RaggedTensor.from_row_lengths(ids, counts, validate=False)
+        return tag_ids(self.tag_names, tags)
 
     def probabilities(self, sentences, batch_size: int = 64) -> list[np.ndarray]:
         """Each sentence's ``(words, tags)`` tag probabilities."""
@@ -232,38 +221,52 @@ class SequenceTagger:
             out += [probs[i, : len(words)] for i, words in enumerate(chunk)]
         return out
 
-    def decode(self, probs: np.ndarray, decoding: str | None = None) -> list[str]:
-        if (decoding or self.decoding) == "argmax":
-            best = probs.argmax(axis=-1)
-        else:
-            best = viterbi(np.log(np.maximum(probs, 1e-12)), self.start, self.transitions)
-        return [self.tag_names[i] for i in best]
+    def serving_reader(self) -> tf.Module:
+        return WordFeatureReader(self)
 
-    def predict_tags(self, sentences, decoding: str | None = None, batch_size: int = 64):
-        """A tag for each word of each tokenised sentence."""
-        probs = self.probabilities(sentences, batch_size)
-        return [self.decode(p, decoding) if len(p) else [] for p in probs]
 
-    def tag(self, texts: Sequence[str], batch_size: int = 64) -> list[dict]:
-        """Words, tags and entities (with character offsets and scores) of raw texts."""
-        spans = [split_words(text) for text in texts]
-        probs = self.probabilities([[w for w, _, _ in s] for s in spans], batch_size)
-        records = []
-        for text, words, p in zip(texts, spans, probs, strict=True):
-            tags = self.decode(p) if words else []
-            chosen = [p[i, self.tag_names.index(tag)] for i, tag in enumerate(tags)]
-            entities = [
-                {
-                    "text": text[words[first][1] : words[last - 1][2]],
-                    "type": kind,
-                    "start": words[first][1],
-                    "end": words[last - 1][2],
-                    "score": float(np.mean(chosen[first:last])),
-                }
-                for kind, first, last in entity_spans(tags)
-            ]
-            records.append({"words": [w for w, _, _ in words], "tags": tags, "entities": entities})
-        return records
+class WordFeatureReader(tf.Module):
+    """A `SequenceTagger`'s vocabularies as lookup tables and its model, in TF ops:
+    words and their code points in, tag probabilities out (see `EntityTagger`)."""
+
+    def __init__(self, tagger: SequenceTagger):
+        super().__init__(name="word_feature_reader")
+        self.model = tagger.model
+        self.words = lookup_table(tagger.words or [""], tf.string)
+        self.characters = lookup_table(
+            np.array([ord(c) for c in tagger.characters] or [0], np.int64), tf.int64
+        )
+
+    def __call__(self, words: tf.RaggedTensor, codes: tf.RaggedTensor) -> tf.Tensor:
+        word_ids = tf.ragged.map_flat_values(
+            self.words.lookup, tf.strings.lower(words, encoding="utf-8")
+        )
+        codes = codes.with_values(codes.values[:, :MAX_WORD_CHARACTERS])
+        char_ids = tf.ragged.map_flat_values(self.characters.lookup, codes)
+        features = {
+            "word_ids": tf.cast(word_ids, tf.int32),
+            "char_ids": tf.cast(char_ids, tf.int32),
+        }
+        longest = tf.reduce_max(tf.pad(words.row_lengths(), [[0, 1]]))
+        logits = self.model(padded_features(features), training=False)[
+            :, : tf.cast(longest, tf.int32)
+        ]
+        return tf.nn.softmax(tf.cast(logits, tf.float32))
+
+
+def lookup_table(keys, key_dtype) -> tf.lookup.StaticHashTable:
+    """Key ``i`` to id ``i + 2`` (0 pads, 1 is unknown); unknown keys to 1."""
+    values = tf.range(2, len(keys) + 2, dtype=tf.int64)
+    initializer = tf.lookup.KeyValueTensorInitializer(tf.constant(keys, key_dtype), values)
+    return tf.lookup.StaticHashTable(initializer, default_value=UNKNOWN_ID)
+
+
+def tag_ids(tag_names: Sequence[str], tags) -> tf.RaggedTensor:
+    """``(sentences, None)`` int32 ids of each sentence's tags."""
+    index = {tag: i for i, tag in enumerate(tag_names)}
+    counts = np.fromiter((len(row) for row in tags), np.int64, len(tags))
+    ids = np.fromiter((index[tag] for row in tags for tag in row), np.int32, int(counts.sum()))
+    return tf.RaggedTensor.from_row_lengths(ids, counts, validate=False)
 
 
 def padded_features(features: dict[str, tf.RaggedTensor]) -> dict[str, tf.Tensor]:

@@ -31,6 +31,7 @@ from tensorflow_text.python.ops.bert_tokenizer import (
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
+from kerasformer.models.bert_packing import require_packing_functions
 from kerasformer.validation import is_whole_number
 
 # The basic tokeniser turns control and format characters into spaces first.
@@ -94,12 +95,7 @@ class SpanWindows:
                 "can hold, so windows would skip text; lower doc_stride to at most "
                 f"{room} (seq_length - 3 - max_question_tokens)."
             )
-        for function in ("tokenize", "bert_pack_inputs"):
-            if not hasattr(preprocess, function):
-                raise KerasformerError(
-                    f"the preprocess model has no {function}(); give a TF-Hub BERT "
-                    "preprocess model, e.g. one written by `kerasformer convert-bert`."
-                )
+        require_packing_functions(preprocess)
         self.preprocess = preprocess
         self.seq_length = seq_length
         self.doc_stride = doc_stride

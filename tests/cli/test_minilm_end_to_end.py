@@ -19,7 +19,7 @@ import pytest
 
 from tests.helpers.data import topic_rows, write_synthetic_squad, write_topic_csv
 from tests.helpers.pictures import assert_not_blank, plotly_traces, read_png
-from tests.helpers.processes import run_console_script, run_python_json
+from tests.helpers.processes import WITHOUT_KERASFORMER, run_console_script, run_python_json
 
 CONTEXT = "The striker scored twice for the team in the cup final at the stadium."
 
@@ -191,3 +191,50 @@ def assert_lengths_counted_in_word_pieces(metrics_file):
     assert (summary["length_unit"], summary["max_length"]) == ("pieces", 128)
     assert summary["pieces"]["max"] == summary["words"]["max"] + 2
     assert summary["truncated_share"] == 0.0
+
+
+SERVE_WITHOUT_KERASFORMER = (
+    WITHOUT_KERASFORMER
+    + """
+import json
+import tensorflow as tf
+import tensorflow_text  # the tokeniser's ops
+served = tf.saved_model.load(sys.argv[1]).signatures["serving_default"](
+    inputs=tf.constant(json.loads(sys.argv[2])))
+print(json.dumps({k: v.numpy().tolist() for k, v in served.items()}, default=lambda b: b.decode()))
+"""
+)
+
+
+def test_a_bert_tagger_trains_on_conll_files_and_tags_elsewhere(workspace):
+    from tests.helpers.data import synthetic_ner_sentences, write_conll
+
+    write_conll(workspace / "ner_train.txt", synthetic_ner_sentences(96, seed=0))
+    write_conll(workspace / "ner_test.txt", synthetic_ner_sentences(24, seed=1))
+    handles = ["--preprocess", "hub/minilm/preprocess", "--encoder", "hub/minilm/encoder"]
+    trained = run_console_script(
+        "train", "--task", "ner", "--model", "bert", "--train-file", "ner_train.txt",
+        "--test-file", "ner_test.txt", *handles, "--seq-length", "16", "--epochs", "1",
+        "--batch-size", "8", "--export-dir", "exp/ner", cwd=workspace,
+    )  # fmt: skip
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    assert_quiet(trained)
+    elsewhere = workspace / "elsewhere"
+    elsewhere.mkdir(exist_ok=True)
+    # A text of many windows, accents, punctuation and a word of many pieces.
+    texts = ["Zoë Müller visited Ouagadougou (Burkina Faso) with Marie Curie. " * 4, "  "]
+    tagged = run_console_script("tag", workspace / "exp" / "ner", *texts, "--json",
+                                cwd=elsewhere)  # fmt: skip
+    assert tagged.returncode == 0, tagged.stderr[-3000:]
+    records = [json.loads(line) for line in tagged.stdout.splitlines()]
+    served = run_python_json(SERVE_WITHOUT_KERASFORMER, str(workspace / "exp" / "ner"),
+                             json.dumps(texts))  # fmt: skip
+    assert records[1]["words"] == [] and served["entity_counts"][1] == 0
+    record = records[0]
+    assert [w for w in served["words"][0] if w] == record["words"]
+    assert [t for t in served["tags"][0] if t] == record["tags"]
+    assert len(record["tags"]) == len(record["words"]) == 4 * 12
+    assert served["entity_counts"][0] == len(record["entities"])
+    for i, entity in enumerate(record["entities"]):
+        assert texts[0][entity["start"] : entity["end"]] == entity["text"]
+        assert served["entity_texts"][0][i] == entity["text"]

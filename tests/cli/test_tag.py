@@ -9,21 +9,34 @@ from tests.helpers.cli import run_cli_in_fixture
 from tests.helpers.data import synthetic_ner_sentences, write_conll
 from tests.helpers.processes import WITHOUT_KERASFORMER, run_kerasformer, run_python_json
 
-TEXTS = ["Marie Curie visited New York .", "", "In Tokyo, Zoë Müller spoke (again)."]
-TINY = {
-    "rnn": ["--embed-dim", "16", "--units", "16"],
-    "transformer": ["--embed-dim", "16", "--num-heads", "2", "--ff-dim", "32",
-                    "--num-layers", "1"],
-}  # fmt: skip
+# Empty and white-space-only texts have no words and no entities; a text longer than
+# the BERT tagger's 8-token windows is read window by window.
+TEXTS = [
+    "Marie Curie visited New York .", "", "In Tokyo, Zoë Müller spoke (again).", " \t ",
+    "Peter Blackburn met Ada Lovelace in Brussels . " * 6,
+]  # fmt: skip
+MODELS = ["rnn", "transformer", "bert"]
+
+
+def tiny_flags(model: str, tiny_ner_bert) -> list[str]:
+    return {
+        "rnn": ["--embed-dim", "16", "--units", "16"],
+        "transformer": ["--embed-dim", "16", "--num-heads", "2", "--ff-dim", "32",
+                        "--num-layers", "1"],
+        "bert": ["--preprocess", str(tiny_ner_bert.preprocess), "--encoder",
+                 str(tiny_ner_bert.encoder), "--seq-length", "8", "--doc-stride", "3",
+                 "--fine-tune-learning-rate", "5e-3", "--epochs", "10"],
+    }[model]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def exports(tmp_path_factory):
+def exports(tmp_path_factory, tiny_ner_bert):
     root = tmp_path_factory.mktemp("ner")
     train = write_conll(root / "train.txt", synthetic_ner_sentences(160, seed=0))
     test = write_conll(root / "test.txt", synthetic_ner_sentences(40, seed=1))
     made = {}
-    for model, flags in TINY.items():
+    for model in MODELS:
+        flags = tiny_flags(model, tiny_ner_bert)
         made[model] = root / model
         code, out, err = run_cli_in_fixture(
             "train", "--task", "ner", "--model", model, "--train-file", str(train),
@@ -34,11 +47,11 @@ def exports(tmp_path_factory):
     return made
 
 
-@pytest.mark.parametrize("model", ["rnn", "transformer"])
+@pytest.mark.parametrize("model", MODELS)
 def test_training_reports_entity_scores_per_epoch_and_per_type(exports, model):
     metrics = json.loads((exports[model] / "metrics.json").read_text())
     history = json.loads((exports[model] / "history.json").read_text())
-    assert len(history["val_entity_f1"]) == 6
+    assert len(history["val_entity_f1"]) == (10 if model == "bert" else 6)
     test = metrics["test"]
     assert set(test["per_type"]) == {"PER", "LOC"}
     assert 0.0 <= test["f1_argmax"] <= 1.0 and test["decoding"] == "constrained"
@@ -46,7 +59,7 @@ def test_training_reports_entity_scores_per_epoch_and_per_type(exports, model):
     assert test["f1"] > 0.5, test
 
 
-@pytest.mark.parametrize("model", ["rnn", "transformer"])
+@pytest.mark.parametrize("model", MODELS)
 def test_the_saved_model_serves_what_tag_prints_without_kerasformer(exports, model):
     tagged = run_kerasformer("tag", str(exports[model]), *TEXTS, "--json")
     assert tagged.returncode == 0, tagged.stderr
@@ -56,13 +69,15 @@ def test_the_saved_model_serves_what_tag_prints_without_kerasformer(exports, mod
         + """
 import json, sys
 import tensorflow as tf
+if sys.argv[3] == "bert":
+    import tensorflow_text  # its tokeniser's ops; a from-scratch export needs TF only
 out = tf.saved_model.load(sys.argv[1]).signatures["serving_default"](
     inputs=tf.constant(json.loads(sys.argv[2])))
 empty = tf.saved_model.load(sys.argv[1]).signatures["serving_default"](inputs=tf.constant([""]))
 assert empty["entity_counts"].numpy().tolist() == [0] and empty["words"].shape == (1, 0)
 print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}, default=lambda b: b.decode()))
 """,
-        str(exports[model]), json.dumps(TEXTS),
+        str(exports[model]), json.dumps(TEXTS), model,
     )  # fmt: skip
     for row, (text, record) in enumerate(zip(TEXTS, records, strict=True)):
         count = served["entity_counts"][row]

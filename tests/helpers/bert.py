@@ -1,8 +1,11 @@
-"""A randomly initialised BERT in HuggingFace's file layout, small enough for CI."""
+"""A randomly initialised BERT in HuggingFace's file layout, small enough for CI, and a
+word-piece tokeniser written here to check kerasformer's BERT inputs against."""
 
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -12,15 +15,17 @@ from tests.helpers.data import COMMON_WORDS, TOPIC_WORDS
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
-def tiny_bert_vocabulary() -> list[str]:
-    """The tiny BERT's ``vocab.txt``: the special tokens, then the synthetic AG News words."""
-    words = sorted({w for text in TOPIC_WORDS.values() for w in text.split()} | set(COMMON_WORDS))
-    return SPECIAL_TOKENS + words
+def tiny_bert_vocabulary(extra_words: tuple[str, ...] = ()) -> list[str]:
+    """The tiny BERT's ``vocab.txt``: the special tokens, then the synthetic AG News words
+    (and ``extra_words``)."""
+    words = {w for text in TOPIC_WORDS.values() for w in text.split()} | set(COMMON_WORDS)
+    return SPECIAL_TOKENS + sorted(words | set(extra_words))
 
 
 def write_tiny_bert_checkpoint(
     directory: Path, hidden: int = 16, layers: int = 2, heads: int = 2, inner: int = 32,
     max_positions: int = 64, seed: int = 0, config_overrides: dict | None = None,
+    extra_words: tuple[str, ...] = (),
 ) -> Path:  # fmt: skip
     """A randomly initialised BERT in HuggingFace's file layout, small enough for CI.
 
@@ -28,7 +33,7 @@ def write_tiny_bert_checkpoint(
     """
     from safetensors.numpy import save_file
 
-    vocab = tiny_bert_vocabulary()
+    vocab = tiny_bert_vocabulary(extra_words)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "vocab.txt").write_text("\n".join(vocab) + "\n")
     config = {
@@ -70,3 +75,24 @@ def write_tiny_bert_checkpoint(
         tensors[f"{p}output.dense.bias"] = normal(hidden)
     save_file(tensors, str(directory / "model.safetensors"))
     return directory
+
+
+def reference_pieces(word: str, vocabulary: dict) -> list[int]:
+    """BERT's uncased basic tokeniser and greedy longest-match-first WordPiece, for one word."""
+    folded = "".join(
+        c for c in unicodedata.normalize("NFD", word.lower()) if unicodedata.category(c) != "Mn"
+    )
+    ids = []
+    for token in re.findall(r"\w+|[^\w\s]", folded):
+        start, pieces = 0, []
+        while start < len(token):
+            end = len(token)
+            while end > start and (("##" if start else "") + token[start:end]) not in vocabulary:
+                end -= 1
+            if end == start:
+                pieces = [vocabulary["[UNK]"]]
+                break
+            pieces.append(vocabulary[("##" if start else "") + token[start:end]])
+            start = end
+        ids += pieces
+    return ids

@@ -155,6 +155,29 @@ def synthetic_ner_sentences(count: int, seed: int) -> list[tuple[list[str], list
     return sentences
 
 
+CONTEXT_FILLER = ("we", "saw", "today", "and", "then", "left", "again", "there")
+
+
+def context_ner_sentences(count: int, seed: int) -> list[tuple[list[str], list[str]]]:
+    """Sentences in which "Jordan" is a person after "Mr" and a place after "in": only
+    its neighbour tells which, so a tagger that ignores context scores half."""
+    rng = np.random.default_rng(seed)
+    sentences = []
+    for _ in range(count):
+        before = list(rng.choice(CONTEXT_FILLER, rng.integers(1, 4)))
+        after = list(rng.choice(CONTEXT_FILLER, rng.integers(1, 4)))
+        cue, tag = ("Mr", "B-PER") if rng.random() < 0.5 else ("in", "B-LOC")
+        words = [*before, cue, "Jordan", *after]
+        sentences.append((words, ["O"] * (len(before) + 1) + [tag] + ["O"] * len(after)))
+    return sentences
+
+
+def ner_words() -> tuple[str, ...]:
+    """Every word of the synthetic NER sentences, lower-cased (a tiny BERT's vocabulary)."""
+    names = " ".join(NER_PEOPLE + NER_PLACES + NER_TEMPLATES + CONTEXT_FILLER)
+    return tuple(sorted({w.lower() for w in names.split() if "{" not in w} | {"mr", "jordan"}))
+
+
 def write_conll(path: Path, sentences) -> Path:
     """``word TAG`` lines, a blank line between sentences."""
     blocks = ["".join(f"{w} {t}\n" for w, t in zip(words, tags, strict=True))

@@ -1,0 +1,92 @@
+"""What every named-entity tagger does once it has each word's tag probabilities.
+
+A tagger (`SequenceTagger` from scratch, `BertTagger` over a pretrained encoder) says
+how likely each tag is for each word of a sentence; `EntityTagger` decodes those
+probabilities into tags (IOB2-constrained Viterbi or argmax), reads entities from the
+tags and tags raw text, with character offsets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from kerasformer.backend import tf
+from kerasformer.errors import KerasformerError
+from kerasformer.models.iob_tags import allowed_transitions, entity_spans, tag_type, viterbi
+from kerasformer.models.word_spans import split_words
+
+DECODINGS = ("constrained", "argmax")
+
+
+class EntityTagger:
+    """Tag names, a decoding, and the tagging of words and raw text built on them.
+
+    Subclasses give `probabilities` (Python, tokenised sentences in) and
+    `serving_reader` (TensorFlow, for the SavedModel); both read words the same way.
+
+    Args:
+        tag_names: The tags, in the model's output order.
+        decoding: ``"constrained"`` (IOB2 Viterbi) or ``"argmax"``.
+    """
+
+    # The pretrained encoder layer whose ``trainable`` the recipes switch; None from scratch.
+    encoder = None
+
+    def __init__(self, tag_names: Sequence[str], decoding: str = "constrained"):
+        if decoding not in DECODINGS:
+            raise KerasformerError(f"decoding {decoding!r} is not one of: {', '.join(DECODINGS)}.")
+        self.tag_names = tuple(tag_names)
+        self.decoding = decoding
+        self.start, self.transitions = allowed_transitions(self.tag_names)
+
+    def probabilities(self, sentences, batch_size: int = 64) -> list[np.ndarray]:
+        """Each tokenised sentence's ``(words, tags)`` tag probabilities."""
+        raise NotImplementedError
+
+    def serving_reader(self) -> tf.Module:
+        """A module called on ragged ``words`` ``(batch, None)`` and their code points
+        ``(batch, None, None)`` that returns ``(batch, longest, tags)`` probabilities."""
+        raise NotImplementedError
+
+    def settings(self) -> dict:
+        """What `kerasformer.loading.tagger.load_tagger` needs besides the Keras model."""
+        return {"tag_names": list(self.tag_names), "decoding": self.decoding}
+
+    def entity_types(self) -> tuple[str, ...]:
+        """The entity types its tags name (``PER`` of ``B-PER``), sorted."""
+        return tuple(sorted({tag_type(tag) for tag in self.tag_names} - {None}))
+
+    def decode(self, probs: np.ndarray, decoding: str | None = None) -> list[str]:
+        if (decoding or self.decoding) == "argmax":
+            best = probs.argmax(axis=-1)
+        else:
+            best = viterbi(np.log(np.maximum(probs, 1e-12)), self.start, self.transitions)
+        return [self.tag_names[i] for i in best]
+
+    def predict_tags(self, sentences, decoding: str | None = None, batch_size: int = 64):
+        """A tag for each word of each tokenised sentence."""
+        probs = self.probabilities(sentences, batch_size)
+        return [self.decode(p, decoding) if len(p) else [] for p in probs]
+
+    def tag(self, texts: Sequence[str], batch_size: int = 64) -> list[dict]:
+        """Words, tags and entities (with character offsets and scores) of raw texts."""
+        spans = [split_words(text) for text in texts]
+        probs = self.probabilities([[w for w, _, _ in s] for s in spans], batch_size)
+        records = []
+        for text, words, p in zip(texts, spans, probs, strict=True):
+            tags = self.decode(p) if words else []
+            chosen = [p[i, self.tag_names.index(tag)] for i, tag in enumerate(tags)]
+            entities = [
+                {
+                    "text": text[words[first][1] : words[last - 1][2]],
+                    "type": kind,
+                    "start": words[first][1],
+                    "end": words[last - 1][2],
+                    "score": float(np.mean(chosen[first:last])),
+                }
+                for kind, first, last in entity_spans(tags)
+            ]
+            records.append({"words": [w for w, _, _ in words], "tags": tags, "entities": entities})
+        return records
