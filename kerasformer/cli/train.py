@@ -45,7 +45,8 @@ STRATEGIES = ("default", "one-device", "mirrored", "multi-worker")
 RUN_SETTINGS = (
     "data_dir", "epochs", "batch_size", "learning_rate", "recipe", "fine_tune_learning_rate",
     "frozen_epochs", "seed", "deterministic", "strategy", "mixed_precision", "xla",
-    "input_pipeline", "validation_fraction", "export_dir", "overwrite", "resume",
+    "input_pipeline", "validation_fraction", "export_dir", "serving_version", "overwrite",
+    "resume",
     "train_file", "validation_file", "test_file", "test_fraction", "tfds_data_dir",
     "early_stopping", "monitor", "tensorboard", "tensorboard_update_freq",
 )  # fmt: skip
@@ -205,6 +206,11 @@ def add_shared_arguments(
         help="where to export (default saved_models/DATASET-MODEL, or TRAIN_FILE-MODEL)",
     )
     parser.add_argument(
+        "--serving-version", type=positive_int, metavar="N",
+        help="also lay the SavedModel out as TF Serving reads it, in EXPORT_DIR/N/ (linked, "
+        "not copied): --model_base_path=EXPORT_DIR then serves it as version N",
+    )  # fmt: skip
+    parser.add_argument(
         "--overwrite", action="store_true", default=None,
         help="replace an existing export (only a directory that kerasformer wrote)",
     )  # fmt: skip
@@ -356,6 +362,8 @@ def run(args: argparse.Namespace) -> int:
                SETTINGS_FILE]  # fmt: skip
     if not (result.export_dir / HISTORY_PLOT_FILE).exists():  # stopped inside the first epoch
         written.remove(HISTORY_PLOT_FILE)
+    if config.serving_version is not None:
+        written.append(f"{config.serving_version}/ for TF Serving")
     print(f"\nExported to {result.export_dir} ({', '.join(written)}).")
     return 0
 

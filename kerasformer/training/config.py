@@ -13,6 +13,7 @@ from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
 from kerasformer.errors import KerasformerError
+from kerasformer.export.serving_layout import require_serving_version
 from kerasformer.registry import all_model_names, resolve, task_entry
 from kerasformer.validation import is_real_number, is_whole_number
 
@@ -66,6 +67,8 @@ class TrainingConfig:
     tensorboard: str | None = None  # a log directory for Keras's TensorBoard callback
     tensorboard_update_freq: int | None = None  # also log every N batches (None: per epoch)
     export_dir: str | None = None
+    # Also lay the SavedModel out as TF Serving reads it: EXPORT/VERSION/saved_model.pb.
+    serving_version: int | None = None
     overwrite: bool = False
     resume: bool = False  # continue the interrupted run kept beside the export directory
     model_options: dict = field(default_factory=dict)
@@ -152,6 +155,8 @@ class TrainingConfig:
             raise KerasformerError("--monitor goes with --early-stopping PATIENCE; give both.")
         if self.tensorboard_update_freq is not None and self.tensorboard is None:
             raise KerasformerError("--tensorboard-update-freq goes with --tensorboard DIR.")
+        if self.serving_version is not None:
+            require_serving_version(self.serving_version)
         if not 0 <= self.warmup_fraction < 1:
             raise KerasformerError(
                 f"warmup_fraction must be in [0, 1), got {self.warmup_fraction!r}."

@@ -17,6 +17,7 @@ import numpy as np
 
 from kerasformer.backend import keras
 from kerasformer.errors import KerasformerError
+from kerasformer.export.serving_layout import add_serving_version
 from kerasformer.files.staged_directory import staged_directory
 from kerasformer.plots import plot_training_history, save_figure
 from kerasformer.training.run_settings import SETTINGS_FILE, run_settings
@@ -44,6 +45,8 @@ def export_trained(
         staged_directory(written, task.export_kind, config.overwrite) as staging,
     ):
         task.write_export(model, data, staging)
+        if config.serving_version is not None:
+            add_serving_version(staging, config.serving_version)
         write_json(staging / HISTORY_FILE, history)
         write_json(staging / SETTINGS_FILE, settings)
         if history.get("loss"):  # nothing to draw when stopped inside the first epoch

@@ -30,26 +30,32 @@ def assert_quiet(result: subprocess.CompletedProcess) -> None:
         assert noise not in result.stderr, result.stderr[-2000:]
 
 
+# The README's flags for the converted MiniLM, relative to the user's folder.
+MINILM = ["--preprocess", "hub/minilm/preprocess", "--encoder", "hub/minilm/encoder"]
+
+
+def train_on_minilm(folder: Path, *flags: str) -> subprocess.CompletedProcess:
+    """``kerasformer train FLAGS`` over the converted MiniLM, run in ``folder``; it must pass."""
+    trained = run_console_script("train", *flags, *MINILM, cwd=folder)
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    return trained
+
+
 @pytest.fixture(scope="module")
 def workspace(minilm_hub, tiny_ag_news_dir, tmp_path_factory) -> Path:
     """A user's folder: the conversion under hub/, their data, and the two trained exports."""
     root = tmp_path_factory.mktemp("user")
     shutil.copytree(minilm_hub.preprocess.parent, root / "hub" / "minilm", symlinks=True)
     write_synthetic_squad(root / "squad", articles=10, per_article=3)
-    handles = ["--preprocess", "hub/minilm/preprocess", "--encoder", "hub/minilm/encoder"]
-    qa = run_console_script(
-        "train", "--task", "question-answering", "--data-dir", "squad", *handles,
-        "--seq-length", "64", "--doc-stride", "32", "--epochs", "1", "--batch-size", "8",
-        "--export-dir", "exp/qa", cwd=root,
+    qa = train_on_minilm(
+        root, "--task", "question-answering", "--data-dir", "squad", "--seq-length", "64",
+        "--doc-stride", "32", "--epochs", "1", "--batch-size", "8", "--export-dir", "exp/qa",
     )  # fmt: skip
-    assert qa.returncode == 0, qa.stderr[-3000:]
     assert_quiet(qa)
-    classifier = run_console_script(
-        "train", "--model", "bert", "--dataset", "ag_news", "--data-dir", tiny_ag_news_dir,
-        *handles, "--recipe", "frozen", "--epochs", "1", "--batch-size", "32",
-        "--export-dir", "exp/cls", cwd=root,
+    train_on_minilm(
+        root, "--model", "bert", "--dataset", "ag_news", "--data-dir", str(tiny_ag_news_dir),
+        "--recipe", "frozen", "--epochs", "1", "--batch-size", "32", "--export-dir", "exp/cls",
     )  # fmt: skip
-    assert classifier.returncode == 0, classifier.stderr[-3000:]
     student = run_console_script(
         "distill", "--teacher", "exp/cls", "--dataset", "ag_news", "--data-dir",
         tiny_ag_news_dir, "--epochs", "1", "--batch-size", "32", "--vocab-size", "200",
@@ -160,13 +166,11 @@ def test_the_bert_classifier_evaluates_and_its_distilled_student_predicts(read_b
 
 def test_a_bert_classifier_trains_on_a_users_csv_and_predicts_elsewhere(workspace):
     write_topic_csv(workspace / "tickets.csv", topic_rows(copies=4))
-    handles = ["--preprocess", "hub/minilm/preprocess", "--encoder", "hub/minilm/encoder"]
-    trained = run_console_script(
-        "train", "--model", "bert", "--train-file", "tickets.csv", "--text-column", "body",
-        "--label-column", "topic", *handles, "--recipe", "frozen", "--epochs", "1",
-        "--batch-size", "8", "--export-dir", "exp/tickets", cwd=workspace,
+    train_on_minilm(
+        workspace, "--model", "bert", "--train-file", "tickets.csv", "--text-column", "body",
+        "--label-column", "topic", "--recipe", "frozen", "--epochs", "1", "--batch-size", "8",
+        "--export-dir", "exp/tickets",
     )  # fmt: skip
-    assert trained.returncode == 0, trained.stderr[-3000:]
     assert_lengths_counted_in_word_pieces(workspace / "exp" / "tickets" / "metrics.json")
     elsewhere = workspace / "elsewhere"
     elsewhere.mkdir(exist_ok=True)
@@ -211,13 +215,11 @@ def test_a_bert_tagger_trains_on_conll_files_and_tags_elsewhere(workspace):
 
     write_conll(workspace / "ner_train.txt", synthetic_ner_sentences(96, seed=0))
     write_conll(workspace / "ner_test.txt", synthetic_ner_sentences(24, seed=1))
-    handles = ["--preprocess", "hub/minilm/preprocess", "--encoder", "hub/minilm/encoder"]
-    trained = run_console_script(
-        "train", "--task", "ner", "--model", "bert", "--train-file", "ner_train.txt",
-        "--test-file", "ner_test.txt", *handles, "--seq-length", "16", "--epochs", "1",
-        "--batch-size", "8", "--export-dir", "exp/ner", cwd=workspace,
+    trained = train_on_minilm(
+        workspace, "--task", "ner", "--model", "bert", "--train-file", "ner_train.txt",
+        "--test-file", "ner_test.txt", "--seq-length", "16", "--epochs", "1",
+        "--batch-size", "8", "--export-dir", "exp/ner",
     )  # fmt: skip
-    assert trained.returncode == 0, trained.stderr[-3000:]
     assert_quiet(trained)
     elsewhere = workspace / "elsewhere"
     elsewhere.mkdir(exist_ok=True)

@@ -41,9 +41,11 @@ def exports(tmp_path_factory, tiny_ner_bert):
         code, out, err = run_cli_in_fixture(
             "train", "--task", "ner", "--model", model, "--train-file", str(train),
             "--test-file", str(test), "--epochs", "6", "--learning-rate", "0.01",
-            "--batch-size", "16", "--export-dir", str(made[model]), *flags,
+            "--batch-size", "16", "--export-dir", str(made[model]), "--serving-version", "1",
+            *flags,
         )  # fmt: skip
         assert code == 0, err
+        assert "1/ for TF Serving" in out.splitlines()[-1]
     return made
 
 
@@ -100,3 +102,12 @@ def test_tag_marks_entities_in_the_text(exports):
     result = run_kerasformer("tag", str(exports["rnn"]), TEXTS[0])
     assert result.returncode == 0, result.stderr
     assert "[New York]LOC" in result.stdout
+
+
+@pytest.mark.parametrize("model", ["rnn", "bert"])
+def test_tf_serving_takes_the_tagger_export_as_training_laid_it_out(exports, model, tmp_path):
+    from tests.helpers.serving import assert_tf_serving_takes
+
+    body = {"instances": TEXTS}
+    served = assert_tf_serving_takes(exports[model] / "1", body, tmp_path, text_ops=model == "bert")
+    assert served["entity_counts"].tolist()[1] == 0  # the empty text

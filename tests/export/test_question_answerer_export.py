@@ -90,3 +90,14 @@ def test_load_question_answerer_gives_the_same_answers(trained_question_answerer
 def test_loading_what_is_not_a_question_answerer_names_the_fix(tmp_path):
     with pytest.raises(KerasformerError, match="not an exported question answerer"):
         load_question_answerer(tmp_path)
+
+
+def test_tf_serving_takes_the_question_answerer_export_as_it_is(
+    trained_question_answerer, tmp_path
+):
+    from tests.helpers.serving import assert_tf_serving_takes, numbered_copy
+
+    body = {"instances": [{"question": q, "context": c} for q, c in PAIRS]}
+    served_dir = numbered_copy(trained_question_answerer.export_dir, tmp_path)
+    served = assert_tf_serving_takes(served_dir, body, tmp_path, text_ops=True)
+    assert {"answer", "start", "end", "score"} <= set(served)

@@ -203,3 +203,17 @@ def test_load_generator_gives_the_same_greedy_text(generator_export):
     assert loaded.vocabulary == original.vocabulary and loaded.maxlen == original.maxlen
     greedy = Sampling(temperature=0.0)
     assert loaded.generate(PROMPTS, 10, greedy) == original.generate(PROMPTS, 10, greedy)
+
+
+@pytest.mark.parametrize("kind", ["translator", "generator"])
+def test_tf_serving_takes_translator_and_generator_exports_as_they_are(
+    kind, translator_export, generator_export, tmp_path
+):
+    from tests.helpers.serving import assert_tf_serving_takes, numbered_copy
+
+    export, texts = {
+        "translator": (translator_export, SENTENCES), "generator": (generator_export, PROMPTS)
+    }[kind]  # fmt: skip
+    served_dir = numbered_copy(export.export_dir, tmp_path)
+    served = assert_tf_serving_takes(served_dir, {"instances": texts}, tmp_path)
+    assert served["outputs"].shape == (len(texts),)
