@@ -1,10 +1,9 @@
 """kerasformer: transformer text classifiers, translators and language models for Keras.
 
 Importing the package registers its layers, so models that use them load again with
-``load_model``. The layers follow the Keras that `kerasformer.layers.backend` chose
-(tf-keras by default, Keras 3 with ``KERASFORMER_KERAS=3``); the TF-Hub/BERT family,
-training, export and the command line always use tf-keras and are loaded when TensorFlow
-is installed.
+``load_model``: `kerasformer.layers` in Keras 3 (``import keras``), and, when TensorFlow
+and tf-keras are installed, `kerasformer.tf_keras.layers` with the TF-Hub/BERT family,
+training, export and the command line, which all use tf-keras.
 """
 
 import importlib.util

@@ -6,10 +6,11 @@ Two choices are made here and nowhere else:
   export and the command line) uses tf-keras (Keras 2, the ``tf_keras`` package next to
   TensorFlow 2.16+), imported explicitly as ``keras``, with TensorFlow as ``tf``. Nothing
   depends on ``tf.keras`` or on the user having set ``TF_USE_LEGACY_KERAS``.
-- **The layers** (`kerasformer.layers`) follow ``KERAS_VERSION``: 2 (tf-keras) whenever
-  it is installed, 3 (Keras 3, any backend) when ``KERASFORMER_KERAS=3`` is set before
-  kerasformer is imported or tf-keras is missing. `kerasformer.layers.backend` imports
-  the Keras this names, with its ``ops``.
+- **The layers** come in two namespaces of the same classes: `kerasformer.tf_keras.layers`
+  (tf-keras, what the rest of kerasformer uses) and `kerasformer.layers`, which follows
+  ``KERAS_VERSION``: 3 (Keras 3, ``import keras``, any backend) unless
+  ``KERASFORMER_KERAS=2`` is set before kerasformer is imported (or Keras 3 is missing),
+  which makes it the tf-keras namespace, as it was before Keras 3 became the default.
 
 ``keras`` and ``tf`` are imported on first use, so a machine with Keras 3 on JAX and no
 TensorFlow can still import this module for the layers.
@@ -18,7 +19,7 @@ TensorFlow can still import this module for the layers.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
+import importlib.metadata
 import os
 from collections.abc import Iterator
 
@@ -33,7 +34,9 @@ _CHOICES = {"2": 2, "tf_keras": 2, "tf-keras": 2, "3": 3, "keras": 3}
 
 
 def chosen_keras_version(environ=os.environ) -> int:
-    """2 (tf-keras) or 3 (Keras 3), from ``KERASFORMER_KERAS`` or what is installed."""
+    """The Keras of `kerasformer.layers`: 2 (tf-keras) or 3 (Keras 3), from
+    ``KERASFORMER_KERAS`` or, when it is unset, what is installed (3 whenever it can be).
+    """
     value = environ.get(ENVIRONMENT_VARIABLE, "").strip().lower()
     if value:
         if value not in _CHOICES:
@@ -42,7 +45,14 @@ def chosen_keras_version(environ=os.environ) -> int:
                 f"kerasformer knows; set it to 2 (tf-keras) or 3 (Keras 3), or unset it."
             )
         return _CHOICES[value]
-    return 2 if importlib.util.find_spec("tf_keras") is not None else 3
+    return 3 if _keras3_is_installed() else 2
+
+
+def _keras3_is_installed() -> bool:
+    try:
+        return int(importlib.metadata.version("keras").split(".")[0]) >= 3
+    except importlib.metadata.PackageNotFoundError:
+        return False
 
 
 KERAS_VERSION = chosen_keras_version()

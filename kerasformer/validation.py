@@ -1,5 +1,6 @@
-"""The one family of argument checks: what counts as a whole number or a real number, and
-the ``argparse`` types of the command line built on the same tests.
+"""The one family of argument checks: what counts as a whole number or a real number, the
+layers' argument checks, and the ``argparse`` types of the command line, built on the same
+tests.
 
 ``True`` is an ``int`` to Python, but ``maxlen=True`` or ``--epochs true`` is a mistake,
 not the size 1, so no check here takes a bool for a number. NumPy scalars
@@ -12,6 +13,10 @@ import argparse
 import math
 import numbers
 from collections.abc import Callable
+
+import numpy as np
+
+from kerasformer.errors import KerasformerError
 
 
 def is_whole_number(value: object) -> bool:
@@ -40,6 +45,45 @@ def is_finite_in(value: object, low: float, high: float, closed: str = "[)") -> 
     above = value >= low if closed[0] == "[" else value > low
     below = value <= high if closed[1] == "]" else value < high
     return above and below
+
+
+class LayerError(KerasformerError, ValueError):
+    """A bad layer argument or input.
+
+    A `KerasformerError`, so the command line prints it as one line, and a `ValueError`,
+    which is what Keras users expect a layer to raise for a bad argument. One class for
+    both layer namespaces (`kerasformer.layers`, `kerasformer.tf_keras.layers`), so one
+    ``except LayerError`` catches either.
+    """
+
+
+# The layers' checks return plain Python numbers: NumPy scalars such as ``np.int64(32)``
+# are accepted, and storing them as int/float keeps ``get_config`` JSON-serialisable.
+
+
+def require_positive_int(name: str, value) -> int:
+    if not is_whole_number(value) or value <= 0:
+        raise LayerError(f"`{name}` must be a positive integer, got {value!r}.")
+    return int(value)
+
+
+def require_rate(name: str, value) -> float:
+    if not is_finite_in(value, 0, 1):
+        raise LayerError(f"`{name}` must be a number in [0, 1), got {value!r}.")
+    return float(value)
+
+
+def require_positive_number(name: str, value) -> float:
+    if not is_finite_in(value, 0, math.inf, "()"):
+        raise LayerError(f"`{name}` must be a positive number, got {value!r}.")
+    return float(value)
+
+
+def require_bool(name: str, value) -> bool:
+    # bool("false") is True: a string from a hand-written config would flip the option.
+    if not isinstance(value, (bool, np.bool_)):
+        raise LayerError(f"`{name}` must be True or False, got {value!r}.")
+    return bool(value)
 
 
 def checked(convert: Callable[[str], float], accept: Callable[[float], bool], wanted: str):

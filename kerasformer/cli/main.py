@@ -77,14 +77,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_command(args: argparse.Namespace) -> int:
     from kerasformer.errors import KerasformerError
-    from kerasformer.layers import backend
-
-    if backend.KERAS_VERSION != 2:
-        return fail(
-            f"{backend.ENVIRONMENT_VARIABLE}=3 makes kerasformer's layers Keras 3 layers, but "
-            "the kerasformer command trains and exports with tf-keras; unset "
-            f"{backend.ENVIRONMENT_VARIABLE} to run it."
-        )
 
     try:
         return args.run(args) or 0

@@ -1,37 +1,24 @@
-"""Keras layers for transformers, registered under ``kerasformer``.
+"""Keras layers for transformers, for Keras 3 projects: ``import keras`` and use them.
 
-Written once for tf-keras and Keras 3: `kerasformer.layers.backend` says which one a
-process uses and how to choose.
+The layer code is written once. It is imported twice, as two namespaces of the same
+classes, each registered under ``kerasformer`` with its own Keras:
+
+- `kerasformer.layers` (here): Keras 3 layers, on the backend ``KERAS_BACKEND`` names.
+- `kerasformer.tf_keras.layers`: tf-keras layers, for TF-Hub, the Model Garden and
+  kerasformer's own models, trainer and exports.
+
+Both can be used in one process. ``KERASFORMER_KERAS=2`` (set before kerasformer is
+imported) makes this namespace `kerasformer.tf_keras.layers`, module for module, for code
+written when tf-keras was the default here. `kerasformer.layers.backend` says which Keras a
+namespace's layers use.
 """
 
-from kerasformer.layers.adaptive_attention_span import AdaptiveAttentionSpan
-from kerasformer.layers.additive_attention import AdditiveAttention
-from kerasformer.layers.character_cnn import CharacterCNN
-from kerasformer.layers.masked_average_pooling import MaskedAveragePooling
-from kerasformer.layers.multi_head_attention import MultiHeadAttention
-from kerasformer.layers.relative_position_bias import RelativePositionBias
-from kerasformer.layers.rotary_embedding import RotaryEmbedding
-from kerasformer.layers.scaled_dot_product_attention import (
-    ScaledDotProductAttention,
-    scaled_dot_product_attention,
-)
-from kerasformer.layers.sinusoidal_position_encoding import SinusoidalPositionEncoding
-from kerasformer.layers.token_and_position_embedding import TokenAndPositionEmbedding
-from kerasformer.layers.transformer_block import TransformerBlock
-from kerasformer.layers.transformer_decoder_block import TransformerDecoderBlock
+from kerasformer.backend import KERAS_VERSION
 
-__all__ = [
-    "AdaptiveAttentionSpan",
-    "AdditiveAttention",
-    "CharacterCNN",
-    "MaskedAveragePooling",
-    "MultiHeadAttention",
-    "RelativePositionBias",
-    "RotaryEmbedding",
-    "ScaledDotProductAttention",
-    "SinusoidalPositionEncoding",
-    "TokenAndPositionEmbedding",
-    "TransformerBlock",
-    "TransformerDecoderBlock",
-    "scaled_dot_product_attention",
-]
+if KERAS_VERSION == 2:
+    from kerasformer.tf_keras.layers import stand_in_for
+
+    stand_in_for(__name__)
+else:
+    from ._public import *  # noqa: F403
+    from ._public import __all__  # noqa: F401

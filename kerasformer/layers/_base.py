@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._validation import LayerError
-from kerasformer.layers.backend import ENVIRONMENT_VARIABLE, KERAS_VERSION, keras, name_scope
+from kerasformer.validation import LayerError
+
+from .backend import OTHER_NAMESPACE_ADVICE, is_other_keras_tensor, keras, name_scope
 
 
 class Layer(keras.layers.Layer):
-    """``keras.layers.Layer`` of the chosen Keras, refusing inputs of the other one.
+    """``keras.layers.Layer`` of the namespace's Keras, refusing inputs of the other one.
 
-    A tf-keras layer given a Keras 3 ``keras.Input`` fails deep inside TensorFlow with a
-    message about KerasTensors; this names the cause and the fix in one line instead.
+    A tf-keras layer given a Keras 3 ``keras.Input`` (or the reverse) fails deep inside
+    the framework with a message about KerasTensors; this names the cause and the fix in
+    one line instead.
 
     ``_config_arguments`` names the layer's own constructor arguments, each of which
     ``__init__`` stores under the same name: `get_config` returns them all, so a saved
@@ -20,12 +22,8 @@ class Layer(keras.layers.Layer):
     _config_arguments: tuple[str, ...] = ()
 
     def __call__(self, *args, **kwargs):
-        if KERAS_VERSION == 2 and args and _is_keras3_tensor(args[0]):
-            raise LayerError(
-                f"{type(self).__name__} is a tf-keras layer and got a Keras 3 tensor; set "
-                f"{ENVIRONMENT_VARIABLE}=3 before importing kerasformer to use its layers "
-                "in Keras 3 models."
-            )
+        if args and is_other_keras_tensor(args[0]):
+            raise LayerError(f"{type(self).__name__} is {OTHER_NAMESPACE_ADVICE}")
         return super().__call__(*args, **kwargs)
 
     def get_config(self):
@@ -50,7 +48,3 @@ def _config_value(name: str, value):
     if name == "activation":
         return keras.activations.serialize(value)
     return value
-
-
-def _is_keras3_tensor(value) -> bool:
-    return type(value).__module__.startswith("keras.src")

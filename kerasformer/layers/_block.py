@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._base import Layer, build_in_scope
-from kerasformer.layers._validation import (
+from kerasformer.validation import (
     LayerError,
     require_bool,
     require_positive_int,
     require_positive_number,
     require_rate,
 )
-from kerasformer.layers.backend import keras
-from kerasformer.layers.multi_head_attention import require_position
+
+from ._base import Layer, build_in_scope
+from .backend import keras
+from .multi_head_attention import require_position
 
 
 class TransformerLayer(Layer):

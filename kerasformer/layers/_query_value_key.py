@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._base import Layer
+from ._base import Layer
 
 
 class QueryValueKeyLayer(Layer):

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._base import Layer
-from kerasformer.layers._validation import require_positive_number
-from kerasformer.layers.backend import ops
+from kerasformer.validation import require_positive_number
+
+from ._base import Layer
+from .backend import ops
 
 
 class SinusoidLayer(Layer):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._base import Layer
-from kerasformer.layers._validation import (
+from kerasformer.validation import (
     LayerError,
     require_positive_int,
     require_positive_number,
 )
-from kerasformer.layers.backend import keras, ops, serializable
+
+from ._base import Layer
+from .backend import keras, ops, serializable
 
 
 @serializable

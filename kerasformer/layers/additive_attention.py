@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._base import build_in_scope
-from kerasformer.layers._query_value_key import QueryValueKeyLayer
-from kerasformer.layers._validation import require_positive_int, require_rate
-from kerasformer.layers.backend import (
+from kerasformer.validation import require_positive_int, require_rate
+
+from ._base import build_in_scope
+from ._query_value_key import QueryValueKeyLayer
+from .backend import (
     compute_dtype_inputs,
     fresh_copy,
     keras,

@@ -1,61 +1,33 @@
-"""The Keras that kerasformer's layers are built on, as `kerasformer.backend` chose it.
+"""The Keras a layer namespace is built on, and the helpers every layer shares.
 
-Every layer in `kerasformer.layers` is written once, against the ``keras`` and ``ops``
-exported here, with the helpers every layer shares (masks, initializers, dtypes):
+Every layer is written once, against the ``keras`` and ``ops`` exported here, which come
+from the namespace's own ``_keras`` module:
 
-- **tf-keras** (Keras 2, the ``tf_keras`` package) is the default whenever it is
-  installed. It is what TF-Hub and the Model Garden need, so the BERT family, the trainer
-  and the ``kerasformer`` command always use it, and today's users see no change.
-- **Keras 3** (``import keras``, with whichever backend ``KERAS_BACKEND`` names) is used
-  when the environment variable ``KERASFORMER_KERAS=3`` is set before kerasformer is
-  imported, or when tf-keras is not installed (a JAX- or PyTorch-only machine).
+- in `kerasformer.layers`, Keras 3 (``import keras``, on the backend ``KERAS_BACKEND``
+  names) and ``keras.ops``;
+- in `kerasformer.tf_keras.layers`, tf-keras and `kerasformer.tf_keras.layers._tf_ops`
+  (the same functions, with the same names and meanings, written with TensorFlow).
 
-``ops`` is ``keras.ops`` under Keras 3 and `kerasformer.layers._tf_ops` (the same
-functions, with the same names and meanings, written with TensorFlow) under tf-keras, so a
-layer's math reads the same under both. This is the pattern of KerasNLP 0.6-0.8.
+So a layer's math reads the same under both, as in KerasNLP 0.6-0.8; unlike there, no
+switch picks one Keras per process: both namespaces can be used side by side.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-
-# The choice is kerasformer.backend's; these names stay here for the layers and users.
-from kerasformer.backend import ENVIRONMENT_VARIABLE, KERAS_VERSION, chosen_keras_version
-
-if KERAS_VERSION == 2:
-    # kerasformer.backend imports tf_keras; the layers reuse it.
-    from kerasformer.backend import keras, tf
-    from kerasformer.layers import _tf_ops as ops
-
-    def name_scope(name: str):
-        """Scope under which a sub-layer's weights get its name (automatic in Keras 3)."""
-        return tf.name_scope(name)
-
-    def _attached_mask(tensor):
-        return getattr(tensor, "_keras_mask", None)
-
-else:
-    # TensorFlow's C++ INFO lines bury the output when Keras 3 runs on TensorFlow.
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
-    import keras
-    from keras import ops
-
-    def name_scope(name: str):
-        del name  # Keras 3 names sub-layer weights by their path already.
-        return contextlib.nullcontext()
-
-    def _attached_mask(tensor):
-        # Keras 3 keeps masks of tensors that take no attributes (JAX arrays) in a table
-        # that only this function reads; it fills ``*_mask`` call arguments itself.
-        from keras.src.backend import get_keras_mask
-
-        return None if tensor is None else get_keras_mask(tensor)
+from ._keras import (
+    KERAS_VERSION,
+    OTHER_NAMESPACE_ADVICE,
+    attached_mask,
+    is_other_keras_tensor,
+    keras,
+    name_scope,
+    ops,
+)
 
 
 def keras_mask(tensor, given=None):
     """``given`` if not None, else the Keras mask a previous layer attached to ``tensor``."""
-    return given if given is not None else _attached_mask(tensor)
+    return given if given is not None else attached_mask(tensor)
 
 
 def fresh_copy(initializer):
@@ -102,13 +74,13 @@ def backend_name() -> str:
 
 
 __all__ = [
-    "ENVIRONMENT_VARIABLE",
     "KERAS_VERSION",
+    "OTHER_NAMESPACE_ADVICE",
     "backend_name",
     "checked_length",
     "compute_dtype_inputs",
     "fresh_copy",
-    "chosen_keras_version",
+    "is_other_keras_tensor",
     "keras",
     "keras_mask",
     "name_scope",

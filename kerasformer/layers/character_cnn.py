@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._base import Layer, build_in_scope
-from kerasformer.layers._validation import require_positive_int
-from kerasformer.layers.backend import keras, ops, serializable
+from kerasformer.validation import require_positive_int
+
+from ._base import Layer, build_in_scope
+from .backend import keras, ops, serializable
 
 # Added to padded characters' activations before the max, so that they never win it.
 NOT_A_CHARACTER = -1e4

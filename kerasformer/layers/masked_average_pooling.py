@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._base import Layer
-from kerasformer.layers.backend import keras, ops, serializable
+from ._base import Layer
+from .backend import keras, ops, serializable
 
 
 @serializable

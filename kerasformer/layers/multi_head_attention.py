@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._base import build_in_scope
-from kerasformer.layers._query_value_key import QueryValueKeyLayer
-from kerasformer.layers._validation import (
+from kerasformer.validation import (
     LayerError,
     require_bool,
     require_positive_int,
     require_positive_number,
     require_rate,
 )
-from kerasformer.layers.adaptive_attention_span import AdaptiveAttentionSpan
-from kerasformer.layers.backend import compute_dtype_inputs, fresh_copy, keras, ops, serializable
-from kerasformer.layers.relative_position_bias import RelativePositionBias
-from kerasformer.layers.rotary_embedding import RotaryEmbedding
-from kerasformer.layers.scaled_dot_product_attention import (
+
+from ._base import build_in_scope
+from ._query_value_key import QueryValueKeyLayer
+from .adaptive_attention_span import AdaptiveAttentionSpan
+from .backend import compute_dtype_inputs, fresh_copy, keras, ops, serializable
+from .relative_position_bias import RelativePositionBias
+from .rotary_embedding import RotaryEmbedding
+from .scaled_dot_product_attention import (
     attention_scores,
     combine_masks,
     inputs_padding_mask,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
-from kerasformer.layers._base import Layer
-from kerasformer.layers._validation import LayerError, require_bool, require_positive_int
-from kerasformer.layers.backend import keras, ops, serializable
+from kerasformer.validation import LayerError, require_bool, require_positive_int
+
+from ._base import Layer
+from .backend import keras, ops, serializable
 
 
 def relative_position_buckets(

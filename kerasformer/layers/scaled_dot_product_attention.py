@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
-from kerasformer.layers._base import Layer
-from kerasformer.layers._validation import require_rate
-from kerasformer.layers.backend import (
+from kerasformer.validation import require_rate
+
+from ._base import Layer
+from .backend import (
     compute_dtype_inputs,
     keras,
     keras_mask,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from kerasformer.layers._sinusoids import SinusoidLayer
-from kerasformer.layers._validation import LayerError
-from kerasformer.layers.backend import ops, serializable
+from kerasformer.validation import LayerError
+
+from ._sinusoids import SinusoidLayer
+from .backend import ops, serializable
 
 
 @serializable

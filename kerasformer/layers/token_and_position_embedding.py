@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
-from kerasformer.layers._base import Layer, build_in_scope
-from kerasformer.layers._validation import LayerError, require_bool, require_positive_int
-from kerasformer.layers.backend import (
+from kerasformer.validation import LayerError, require_bool, require_positive_int
+
+from ._base import Layer, build_in_scope
+from .backend import (
     checked_length,
     fresh_copy,
     keras,
@@ -14,7 +15,7 @@ from kerasformer.layers.backend import (
     ops,
     serializable,
 )
-from kerasformer.layers.sinusoidal_position_encoding import SinusoidalPositionEncoding
+from .sinusoidal_position_encoding import SinusoidalPositionEncoding
 
 POSITIONS = ("learned", "sinusoidal", "none")
 

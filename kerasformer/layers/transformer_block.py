@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._block import TransformerLayer, require_embed_dim
+from ._block import TransformerLayer, require_embed_dim
 
 # Re-exported: it was defined here before the decoder block shared it.
-from kerasformer.layers._block import checked_key_dim as checked_key_dim
-from kerasformer.layers._residual import residual
-from kerasformer.layers.backend import keras, serializable
-from kerasformer.layers.multi_head_attention import MultiHeadAttention
+from ._block import checked_key_dim as checked_key_dim
+from ._residual import residual
+from .backend import keras, serializable
+from .multi_head_attention import MultiHeadAttention
 
 
 @serializable

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from kerasformer.layers._base import build_in_scope
-from kerasformer.layers._block import TransformerLayer, require_embed_dim
-from kerasformer.layers._residual import residual
-from kerasformer.layers._validation import LayerError
-from kerasformer.layers.backend import keras, keras_mask, serializable
-from kerasformer.layers.multi_head_attention import MultiHeadAttention
+from kerasformer.validation import LayerError
+
+from ._base import build_in_scope
+from ._block import TransformerLayer, require_embed_dim
+from ._residual import residual
+from .backend import keras, keras_mask, serializable
+from .multi_head_attention import MultiHeadAttention
 
 
 @serializable

@@ -22,9 +22,10 @@ def load_keras_model(export_dir: str | Path) -> keras.Model:
     import tensorflow_hub as hub
     import tensorflow_text  # noqa: F401  (ops of BERT preprocess models)
 
-    # Register kerasformer's layers, HubLayer included, for loading by name.
-    import kerasformer.layers  # noqa: F401
     import kerasformer.models.bert_classifier  # noqa: F401
+
+    # Register kerasformer's layers, HubLayer included, for loading by name.
+    import kerasformer.tf_keras.layers  # noqa: F401
 
     path = Path(export_dir) / KERAS_FILE
     if not path.is_file():

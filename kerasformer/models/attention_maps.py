@@ -16,7 +16,7 @@ import numpy as np
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
-from kerasformer.layers import TransformerBlock
+from kerasformer.tf_keras.layers import TransformerBlock
 
 # The encoder function `kerasformer convert-bert` adds to the TF-Hub encoder it writes.
 ENCODER_ATTENTION_FUNCTION = "attention_probabilities"

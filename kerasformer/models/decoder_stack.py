@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kerasformer.backend import tf
-from kerasformer.layers import TokenAndPositionEmbedding, TransformerDecoderBlock
-from kerasformer.layers import backend as layers_backend
+from kerasformer.backend import keras, tf
 from kerasformer.models.transformer_classifier import POSITIONS
+from kerasformer.tf_keras.layers import TokenAndPositionEmbedding, TransformerDecoderBlock
 
 BLOCK_NAME = "decoder_block_{}"
 NORM_NAME = "decoder_norm"
@@ -36,7 +35,6 @@ def decoder_stack(
     encoder_outputs=None,
 ):
     """Logits ``(batch, length, vocab_size)`` for symbolic ``ids``; they carry its mask."""
-    keras = layers_backend.keras
     embedding_position, attention_position = POSITIONS[position]
     x = TokenAndPositionEmbedding(
         vocab_size, maxlen, embed_dim, position=embedding_position, name=embedding_name

@@ -12,9 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kerasformer.backend import tf
+from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.layers import backend as layers_backend
 from kerasformer.models.attention_maps import AttentionMap
 from kerasformer.models.decoder_stack import DecoderStack, decoder_stack
 from kerasformer.models.generation import Sampling, decode
@@ -56,7 +55,6 @@ def build_transformer_language_model(
     >>> tuple(model([[4, 9, 2]]).shape)
     (1, 3, 500)
     """
-    keras = layers_backend.keras
     if not isinstance(num_layers, int) or num_layers < 1:
         raise KerasformerError(f"num_layers must be a whole number >= 1, got {num_layers!r}.")
     ids = keras.Input((None,), dtype="int32", name="token_ids")

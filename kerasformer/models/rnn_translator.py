@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kerasformer.backend import tf
-from kerasformer.layers import AdditiveAttention
-from kerasformer.layers import backend as layers_backend
+from kerasformer.backend import keras, tf
 from kerasformer.models.transformer_translator import SOURCE_INPUT, TARGET_INPUT
+from kerasformer.tf_keras.layers import AdditiveAttention
 
 MODEL_NAME = "rnn_translator"
 DEFAULTS = dict(maxlen=80, embed_dim=128, units=256, dropout=0.1)
@@ -46,7 +45,6 @@ def build_rnn_translator(
     >>> tuple(logits.shape)
     (1, 4, 1200)
     """
-    keras = layers_backend.keras
     source = keras.Input((None,), dtype="int32", name=SOURCE_INPUT)
     target = keras.Input((None,), dtype="int32", name=TARGET_INPUT)
     source_words = keras.layers.Embedding(
@@ -88,7 +86,6 @@ class RnnTranslatorDecoding:
 
     def __init__(self, model, cached: bool = True):
         del cached  # the GRU's state is the cache: an RNN always decodes from it
-        keras = layers_backend.keras
         source = model.get_layer(SOURCE_INPUT).output
         encoder = model.get_layer("encoder")
         annotations, _, backward_first = encoder.output

@@ -15,10 +15,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kerasformer.backend import tf
-from kerasformer.layers import CharacterCNN, TransformerBlock
-from kerasformer.layers import backend as layers_backend
+from kerasformer.backend import keras, tf
 from kerasformer.models.entity_tagger import EntityTagger
+from kerasformer.tf_keras.layers import CharacterCNN, TransformerBlock
 
 PADDING_ID, UNKNOWN_ID = 0, 1
 # A word's first characters only: enough for its shape, and bounds a batch's size.
@@ -42,7 +41,6 @@ def tagger_model(name: str, num_tags: int, word_vocab_size: int, char_vocab_size
 
     ``features`` holds ``embed_dim``, ``char_embed_dim``, ``char_filters`` and ``dropout``.
     """
-    keras = layers_backend.keras
     word_ids = keras.Input((None,), dtype="int32", name="word_ids")
     char_ids = keras.Input((None, None), dtype="int32", name="char_ids")
     words = keras.layers.Embedding(
@@ -79,7 +77,6 @@ def build_rnn_tagger(
     >>> tuple(model(ids).shape)
     (1, 2, 9)
     """
-    keras = layers_backend.keras
     features = dict(embed_dim=embed_dim, dropout=dropout, char_embed_dim=char_embed_dim,
                     char_filters=char_filters)  # fmt: skip
 
@@ -115,7 +112,6 @@ def build_transformer_tagger(
     >>> tuple(model(ids).shape)
     (1, 2, 9)
     """
-    keras = layers_backend.keras
     features = dict(embed_dim=embed_dim, dropout=dropout, char_embed_dim=char_embed_dim,
                     char_filters=char_filters)  # fmt: skip
 

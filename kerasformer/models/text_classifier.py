@@ -15,7 +15,6 @@ from pathlib import Path
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.layers import backend as layers_backend
 from kerasformer.models.attention_maps import AttentionMap
 from kerasformer.models.bert_classifier import (
     PackedBertClassifier,
@@ -100,7 +99,7 @@ class TextClassifier:
             return model
         if bert_preprocess_layer(model) is not None:
             return BertTextClassifier(model)
-        vectorizer = layers_backend.keras.layers.TextVectorization
+        vectorizer = keras.layers.TextVectorization
         if any(isinstance(layer, vectorizer) for layer in model.layers):
             return TransformerTextClassifier(model)
         return TextClassifier(model)

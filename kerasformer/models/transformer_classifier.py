@@ -8,9 +8,12 @@ import numpy as np
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.layers import MaskedAveragePooling, TokenAndPositionEmbedding, TransformerBlock
-from kerasformer.layers import backend as layers_backend
 from kerasformer.models.attention_maps import AttentionMap, blocks_self_attention
+from kerasformer.tf_keras.layers import (
+    MaskedAveragePooling,
+    TokenAndPositionEmbedding,
+    TransformerBlock,
+)
 from kerasformer.validation import is_whole_number
 
 # Where each position scheme lives: (TokenAndPositionEmbedding, TransformerBlock).
@@ -65,10 +68,8 @@ def build_transformer_classifier(
     ``output_activation`` ``"sigmoid"`` makes a multi-label classifier: each class's
     probability on its own.
 
-    The model is built with the Keras of `kerasformer.layers.backend`: tf-keras by
-    default (what the trainer and the command line use), Keras 3 with
-    ``KERASFORMER_KERAS=3`` (its ``TextVectorization`` runs in models only on the
-    TensorFlow backend).
+    The model is a tf-keras model, as the trainer, the exports and the command line
+    use; a Keras 3 project builds the same stack from `kerasformer.layers`.
 
     Example:
 
@@ -83,10 +84,9 @@ def build_transformer_classifier(
         raise ValueError(f"`position` must be one of {', '.join(POSITIONS)}, got {position!r}.")
     require_output_activation(output_activation)
     embedding_position, attention_position = POSITIONS[position]
-    k = layers_backend.keras
     layers = [
-        k.Input(shape=(), dtype="string", name="text"),
-        k.layers.TextVectorization(
+        keras.Input(shape=(), dtype="string", name="text"),
+        keras.layers.TextVectorization(
             max_tokens=vocab_size, output_sequence_length=maxlen, name="vectorizer"
         ),
         TokenAndPositionEmbedding(
@@ -105,18 +105,18 @@ def build_transformer_classifier(
     ]
     if norm_first:
         # Pre-LN leaves the residual stream unnormalised; the final norm fixes its scale.
-        layers.append(k.layers.LayerNormalization(epsilon=1e-6, name="final_norm"))
+        layers.append(keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm"))
     layers += [
         MaskedAveragePooling(name="pooling"),
-        k.layers.Dropout(dropout, name="pooled_dropout"),
-        k.layers.Dense(dense_units, activation="relu", name="hidden"),
-        k.layers.Dropout(dropout, name="hidden_dropout"),
+        keras.layers.Dropout(dropout, name="pooled_dropout"),
+        keras.layers.Dense(dense_units, activation="relu", name="hidden"),
+        keras.layers.Dropout(dropout, name="hidden_dropout"),
         # float32 even under a mixed-precision policy: probabilities need the range.
-        k.layers.Dense(
+        keras.layers.Dense(
             num_classes, activation=output_activation, dtype="float32", name="probabilities"
         ),
     ]
-    return k.Sequential(layers, name=name)
+    return keras.Sequential(layers, name=name)
 
 
 OUTPUT_ACTIVATIONS = ("softmax", "sigmoid")  # one class of many; any classes at once
@@ -133,7 +133,7 @@ def require_output_activation(activation: str) -> None:
 def text_vectorizer(model: keras.Model) -> keras.layers.TextVectorization:
     """The model's ``TextVectorization`` layer."""
     for layer in model.layers:
-        if isinstance(layer, layers_backend.keras.layers.TextVectorization):
+        if isinstance(layer, keras.layers.TextVectorization):
             return layer
     raise ValueError(f"Model {model.name!r} has no TextVectorization layer.")
 
@@ -146,11 +146,10 @@ def token_id_classifier(model: keras.Model) -> keras.Model:
     longest text gives the same probabilities as one padded to ``maxlen``, for less work.
     """
     vectorizer = text_vectorizer(model)
-    k = layers_backend.keras
-    x = ids = k.Input(shape=(None,), dtype="int64", name="token_ids")
+    x = ids = keras.Input(shape=(None,), dtype="int64", name="token_ids")
     for layer in model.layers[model.layers.index(vectorizer) + 1 :]:
         x = layer(x)
-    return k.Model(ids, x, name=f"{model.name}_on_token_ids")
+    return keras.Model(ids, x, name=f"{model.name}_on_token_ids")
 
 
 def drop_padding_columns(ids: tf.Tensor) -> tf.Tensor:

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from kerasformer.backend import tf
+from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.layers import TokenAndPositionEmbedding, TransformerBlock
-from kerasformer.layers import backend as layers_backend
 from kerasformer.models.attention_maps import blocks_self_attention
 from kerasformer.models.decoder_stack import POSITIONS, DecoderStack, decoder_stack
+from kerasformer.tf_keras.layers import TokenAndPositionEmbedding, TransformerBlock
 
 SOURCE_INPUT, TARGET_INPUT = "source_ids", "target_ids"
 ENCODER_BLOCK_NAME = "encoder_block_{}"
@@ -61,7 +60,6 @@ def build_transformer_translator(
     >>> tuple(logits.shape)
     (1, 4, 1200)
     """
-    keras = layers_backend.keras
     if position not in POSITIONS:
         raise KerasformerError(
             f"unknown position {position!r}; choose one of: {', '.join(POSITIONS)}."
@@ -102,7 +100,7 @@ class TransformerTranslatorDecoding:
         if last is None:
             count = sum(name.startswith("encoder_block_") for name in names)
             last = ENCODER_BLOCK_NAME.format(count - 1)
-        self.encoder = layers_backend.keras.Model(source, model.get_layer(last).output)
+        self.encoder = keras.Model(source, model.get_layer(last).output)
         self.encoder_layers = [model.get_layer("source_embedding")] + [
             model.get_layer(ENCODER_BLOCK_NAME.format(i))
             for i in range(sum(name.startswith("encoder_block_") for name in names))

@@ -1,7 +1,7 @@
 """Every public kerasformer layer in a small model with fixed weights and inputs, run once.
 
-Run in a process whose Keras is chosen by the environment (``KERASFORMER_KERAS``,
-``KERAS_BACKEND``; see `kerasformer.layers.backend`):
+Run in a process whose `kerasformer.layers` the environment chooses: Keras 3 on the
+``KERAS_BACKEND``, or tf-keras with ``KERASFORMER_KERAS=2`` (see `kerasformer.backend`):
 
 ``python -m tests.cross_keras.layer_outputs OUT_DIR``
     For each case: builds a functional ``keras.Model`` around the layer, sets every weight

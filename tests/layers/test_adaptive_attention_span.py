@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from kerasformer.layers import AdaptiveAttentionSpan
-from kerasformer.layers._validation import LayerError
 from kerasformer.layers.backend import keras, ops
+from kerasformer.validation import LayerError
 from tests.helpers import numpy_reference
 from tests.helpers.arrays import random_attention_weights
 from tests.layers.harness import run_layer_test

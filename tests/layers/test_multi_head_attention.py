@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from kerasformer.layers._validation import LayerError
 from kerasformer.layers.backend import keras, ops
 from kerasformer.layers.multi_head_attention import MultiHeadAttention
+from kerasformer.validation import LayerError
 from tests.helpers.arrays import normal
 from tests.helpers.numpy_reference import multi_head_cross_attention, t5_relative_bias
 from tests.helpers.weights import attention_weights, randomise

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from kerasformer.layers import RelativePositionBias
-from kerasformer.layers._validation import LayerError
 from kerasformer.layers.backend import ops
 from kerasformer.layers.relative_position_bias import relative_position_buckets
+from kerasformer.validation import LayerError
 from tests.helpers import numpy_reference
 from tests.layers.harness import run_layer_test
 

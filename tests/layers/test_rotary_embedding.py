@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from kerasformer.layers import RotaryEmbedding
-from kerasformer.layers._validation import LayerError
 from kerasformer.layers.backend import ops
+from kerasformer.validation import LayerError
 from tests.helpers import numpy_reference
 from tests.layers.harness import run_layer_test
 

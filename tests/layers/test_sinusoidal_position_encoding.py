@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from kerasformer.layers import SinusoidalPositionEncoding
-from kerasformer.layers._validation import LayerError
 from kerasformer.layers.backend import keras, keras_mask, ops
+from kerasformer.validation import LayerError
 from tests.helpers import numpy_reference
 from tests.layers.harness import run_layer_test
 

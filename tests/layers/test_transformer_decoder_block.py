@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from kerasformer.layers import TokenAndPositionEmbedding, TransformerDecoderBlock
-from kerasformer.layers._validation import LayerError
 from kerasformer.layers.backend import keras, ops
+from kerasformer.validation import LayerError
 from tests.helpers.numpy_reference import t5_relative_bias, transformer_decoder_block
 from tests.helpers.weights import decoder_block_weights, numpy, randomise
 from tests.layers.harness import run_layer_test

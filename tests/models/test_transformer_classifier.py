@@ -3,7 +3,6 @@ import pytest
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.layers import MaskedAveragePooling, TokenAndPositionEmbedding, TransformerBlock
 from kerasformer.models import (
     adapt_vectorizer,
     attention_weights,
@@ -14,6 +13,11 @@ from kerasformer.models import (
     token_id_classifier,
 )
 from kerasformer.models.transformer_classifier import drop_padding_columns
+from kerasformer.tf_keras.layers import (
+    MaskedAveragePooling,
+    TokenAndPositionEmbedding,
+    TransformerBlock,
+)
 from tests.helpers.processes import run_python
 
 TEXTS = [
@@ -79,6 +83,9 @@ def test_padding_with_extra_zeros_changes_no_prediction(model):
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("position", ["learned", "sinusoidal", "rotary", "relative"])
 def test_every_position_and_norm_learns_and_ignores_padding(position, norm_first):
+    # Seeded: 4 texts with dropout make the last epoch's loss noisy, and unseeded the
+    # weights start from whatever state earlier tests on this worker left.
+    keras.utils.set_random_seed(0)
     model = build_transformer_classifier(
         num_classes=4, vocab_size=200, maxlen=16, position=position, norm_first=norm_first
     )
