@@ -23,7 +23,7 @@ from kerasformer.models.bert_classifier import (
 )
 from kerasformer.models.entity_tagger import EntityTagger
 from kerasformer.models.span_windows import ENCODER_INPUTS
-from kerasformer.models.word_piece_windows import WordPieceWindows, word_logits
+from kerasformer.models.word_piece_windows import WordPieceWindows, ragged_words, word_logits
 
 DEFAULTS = {"seq_length": 128, "doc_stride": None, "dropout": 0.1, "decoding": "constrained"}
 
@@ -127,11 +127,7 @@ class BertTagger(EntityTagger):
         out: list[np.ndarray] = []
         for begin in range(0, len(sentences), batch_size):
             chunk = sentences[begin : begin + batch_size]
-            words = tf.RaggedTensor.from_row_lengths(
-                tf.constant([word for words in chunk for word in words], tf.string),
-                np.array([len(words) for words in chunk], np.int64),
-            )
-            probs = self._word_probabilities(words)
+            probs = self._word_probabilities(ragged_words(chunk))
             flat, splits = probs.flat_values.numpy(), probs.row_splits.numpy()
             out += [flat[a:b] for a, b in zip(splits[:-1], splits[1:], strict=True)]
         return out

@@ -9,7 +9,7 @@ import pytest
 from kerasformer.backend import tf
 from kerasformer.convert.convert_bert import default_bert_checkpoint_dir
 from kerasformer.errors import KerasformerError
-from kerasformer.models.word_piece_windows import WordPieceWindows, word_logits
+from kerasformer.models.word_piece_windows import WordPieceWindows, ragged_words, word_logits
 from tests.helpers.bert import reference_pieces
 
 SENTENCES = [
@@ -154,3 +154,11 @@ def test_each_word_is_read_from_the_window_where_it_has_most_context(minilm_prep
 def test_windows_that_cannot_work_are_refused(minilm_preprocess, options, phrase):
     with pytest.raises(KerasformerError, match=phrase):
         WordPieceWindows(minilm_preprocess, **options)
+
+
+def test_ragged_words_keeps_every_sentence_and_word_in_order_empty_ones_too():
+    sentences = [["Zoë", "visited"], [], ["Paris", ".", "again"]]
+    words = ragged_words(sentences)
+    assert words.shape.rank == 2
+    assert [[w.decode() for w in row] for row in words.to_list()] == sentences
+    assert ragged_words([]).shape[0] == 0

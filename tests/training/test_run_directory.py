@@ -350,8 +350,9 @@ def test_question_answering_windows_are_checked_before_anything_is_built(
     tiny_hub_bert, tmp_path, monkeypatch
 ):
     import kerasformer.training.tasks.question_answering as question_answering
+    from kerasformer.models.encoder_positions import encoder_positions
 
-    assert question_answering.encoder_positions(str(tiny_hub_bert.encoder)) == 64
+    assert encoder_positions(str(tiny_hub_bert.encoder)) == 64
     squad = write_synthetic_squad(tmp_path / "squad", articles=10, per_article=2)
     export_dir = tmp_path / "qa"
 

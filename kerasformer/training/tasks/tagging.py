@@ -6,15 +6,14 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-import numpy as np
-
 from kerasformer.backend import keras, tf
 from kerasformer.datasets.pipeline import token_id_batches
 from kerasformer.datasets.tagged_sentences import TaggedSentences, TaggingData
 from kerasformer.errors import KerasformerError
 from kerasformer.export.tagger_export import write_tagger
 from kerasformer.models.bert_classifier import ONLINE_ENCODER, ONLINE_PREPROCESS, absolute_handle
-from kerasformer.models.bert_tagger import BertTagger, build_bert_tagger
+from kerasformer.models.bert_tagger import BertTagger
+from kerasformer.models.encoder_positions import require_seq_length_fits
 from kerasformer.models.entity_tagger import EntityTagger
 from kerasformer.models.question_answerer import load_preprocess
 from kerasformer.models.sequence_tagger import (
@@ -24,12 +23,12 @@ from kerasformer.models.sequence_tagger import (
     tag_ids,
     word_vocabulary,
 )
+from kerasformer.models.word_piece_windows import ragged_words
 from kerasformer.plots import plot_confusion_matrix, save_figure
 from kerasformer.registry import resolve
 from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.tagging_metrics import entity_scores, entity_type_confusion
 from kerasformer.training.tasks.base import Task
-from kerasformer.training.tasks.question_answering import require_seq_length_fits
 
 CONFUSION_FILE = "entity_confusion.png"
 # Per-word options of the tagger object and its vocabularies, not of the Keras model.
@@ -49,12 +48,13 @@ class TaggingTask(Task):
     def build(self, config, data: TaggingData):
         model_entry = self.entry.model(config.model)
         options = {**resolve(model_entry.defaults), **config.model_options}
+        build = resolve(model_entry.builder)
         try:
             if model_entry.pretrained:
-                tagger = bert_tagger(data, options)
+                tagger = bert_tagger(data, build, options)
                 make_batches = functools.partial(window_batches, fixed_shapes=config.xla)
             else:
-                tagger = word_tagger(data, resolve(model_entry.builder), options)
+                tagger = word_tagger(data, build, options)
                 make_batches = tagged_batches
         except (TypeError, ValueError) as error:
             raise KerasformerError(f"cannot build model {config.model!r}: {error}") from error
@@ -112,12 +112,12 @@ def word_tagger(data: TaggingData, build, options: dict) -> SequenceTagger:
     return SequenceTagger(model, words, characters, data.tag_names, decoding)
 
 
-def bert_tagger(data: TaggingData, options: dict) -> BertTagger:
+def bert_tagger(data: TaggingData, build, options: dict) -> BertTagger:
     """A tagging head on the encoder ``options`` names, reading with its preprocess model."""
     preprocess = absolute_handle(options.pop("preprocess", None) or ONLINE_PREPROCESS)
     encoder = str(options.pop("encoder", None) or ONLINE_ENCODER)
     require_seq_length_fits(options["seq_length"], encoder)
-    model = build_bert_tagger(len(data.tag_names), encoder, dropout=options.pop("dropout"))
+    model = build(len(data.tag_names), encoder, dropout=options.pop("dropout"))
     return BertTagger(model, load_preprocess(preprocess), data.tag_names,
                       preprocess_handle=preprocess, **options)  # fmt: skip
 
@@ -184,10 +184,7 @@ def window_examples(tagger: BertTagger, part: TaggedSentences, chunk: int = 512)
     ids, codes = [], []
     for begin in range(0, len(part), chunk):
         tokens, tags = part.tokens[begin : begin + chunk], part.tags[begin : begin + chunk]
-        words = tf.RaggedTensor.from_row_lengths(
-            tf.constant([word for sentence in tokens for word in sentence], tf.string),
-            np.array([len(sentence) for sentence in tokens], np.int64),
-        )
+        words = ragged_words(tokens)
         inputs = tagger.windows(words)
         lengths = tf.reduce_sum(inputs["input_mask"], axis=1)
         word_index = inputs["word_index"]
