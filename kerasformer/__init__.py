@@ -8,9 +8,11 @@ training, export and the command line, which all use tf-keras.
 
 import importlib.util
 
-from kerasformer import layers
 from kerasformer.errors import KerasformerError
 
+# Without any Keras (a device with only ai-edge-litert), `kerasformer.litert` still loads.
+if any(importlib.util.find_spec(name) for name in ("keras", "tf_keras")):
+    from kerasformer import layers
 if all(importlib.util.find_spec(name) for name in ("tensorflow", "tf_keras")):
     # Every class a saved model can name is registered here, whatever the user imports
     # next: Keras finds custom classes only by their registered names.

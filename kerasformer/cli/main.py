@@ -11,6 +11,7 @@ from kerasformer.cli import (
     convert_bert,
     distill,
     evaluate,
+    export_litert,
     generate,
     predict,
     tag,
@@ -20,7 +21,8 @@ from kerasformer.cli import (
 from kerasformer.cli.quiet import quiet_tensorflow
 
 COMMANDS = (
-    train, distill, evaluate, predict, translate, generate, answer, tag, attention, convert_bert
+    train, distill, evaluate, predict, translate, generate, answer, tag, attention, convert_bert,
+    export_litert,
 )  # fmt: skip
 
 

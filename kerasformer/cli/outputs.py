@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-from collections.abc import Callable
 from pathlib import Path
 
 from kerasformer.errors import KerasformerError
+from kerasformer.files.whole_file import write_whole_file as write_output
 
 # What each kind of output file starts with, to recognise an earlier one of its kind.
 SIGNATURES = {
@@ -61,7 +60,7 @@ def same_kind(path: Path) -> bool:
     suffix = path.suffix.lower()
     try:
         with path.open("rb") as handle:
-            start = handle.read(64).lstrip()
+            raw = handle.read(64)
     except OSError:
         return False
     if suffix == ".json":
@@ -70,31 +69,16 @@ def same_kind(path: Path) -> bool:
         except (OSError, UnicodeDecodeError, ValueError):
             return False
         return True
-    return start.startswith(SIGNATURES.get(suffix or ".png", ()))
+    if suffix == ".tflite":  # a flatbuffer: its identifier follows the root offset
+        return raw[4:8] == b"TFL3"
+    return raw.lstrip().startswith(SIGNATURES.get(suffix or ".png", ()))
 
 
 def kind_of(path: Path) -> str:
     suffix = path.suffix.lower().lstrip(".") or "png"
-    return {"json": "a JSON file", "html": "an HTML page"}.get(
+    return {"json": "a JSON file", "html": "an HTML page", "tflite": "a LiteRT model"}.get(
         suffix, f"a {suffix.upper()} picture"
     )
-
-
-def write_output(path: Path, write: Callable[[Path], object]) -> Path:
-    """``write(partial)``, then the partial file renamed over ``path``: whole or nothing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # A name of this process's own (not mkstemp's): the file gets the usual permissions.
-    partial = path.parent / f".{path.name}.{os.getpid()}.partial{path.suffix}"
-    try:
-        write(partial)
-        os.replace(partial, path)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    from kerasformer.files.staged_directory import add_to_manifest
-
-    add_to_manifest(path)
-    return path
 
 
 def save_picture(figure, path: str | Path, flag: str, overwrite: bool) -> Path:

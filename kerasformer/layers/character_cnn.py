@@ -71,12 +71,12 @@ class CharacterCNN(Layer):
     def call(self, inputs):
         shape = ops.shape(inputs)
         characters = ops.reshape(inputs, (-1, shape[-1]))  # one row per word
-        real = ops.cast(ops.not_equal(characters, 0), self.compute_dtype)[..., None]
+        real = ops.expand_dims(ops.cast(ops.not_equal(characters, 0), self.compute_dtype), -1)
         # Padding embeds as zeros, as the convolution pads the word's ends: a word's
         # features do not depend on how much padding follows it.
         activations = self.convolution(self.embedding(characters) * real)
         best = ops.max(activations + (1.0 - real) * NOT_A_CHARACTER, axis=1)
-        best = best * ops.cast(has_characters(characters), best.dtype)[:, None]
+        best = best * ops.expand_dims(ops.cast(has_characters(characters), best.dtype), -1)
         return ops.reshape(best, (shape[0], shape[1], self.filters))
 
     def compute_mask(self, inputs, mask=None):

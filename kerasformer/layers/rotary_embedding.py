@@ -62,7 +62,7 @@ class RotaryEmbedding(SinusoidLayer):
         # (length, dim) -> (1, length, 1, ..., dim), to broadcast over batch and heads.
         angles = ops.reshape(angles, (1, -1, *([1] * (len(inputs.shape) - 3)), dim))
         x = ops.cast(inputs, "float32")
-        first, second = x[..., :half], x[..., half:]
+        first, second = ops.split(x, 2, axis=-1)
         rotated_half = ops.concatenate([-second, first], axis=-1)
         rotated = x * ops.cos(angles) + rotated_half * ops.sin(angles)
         return ops.cast(rotated, inputs.dtype)

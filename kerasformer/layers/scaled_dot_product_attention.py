@@ -45,8 +45,8 @@ def padding_attention_mask(query_mask=None, key_mask=None):
     Keras's own ``MultiHeadAttention`` (its output there is never used).
     """
     return combine_masks(
-        None if query_mask is None else ops.cast(query_mask, "bool")[:, :, None],
-        None if key_mask is None else ops.cast(key_mask, "bool")[:, None, :],
+        None if query_mask is None else ops.expand_dims(ops.cast(query_mask, "bool"), 2),
+        None if key_mask is None else ops.expand_dims(ops.cast(key_mask, "bool"), 1),
     )
 
 

@@ -50,6 +50,13 @@ class EntityTagger:
         ``(batch, None, None)`` that returns ``(batch, longest, tags)`` probabilities."""
         raise NotImplementedError
 
+    def word_id_model(self):
+        """The Keras model on int ids (``word_ids``, ``char_ids``) that LiteRT can run."""
+        raise KerasformerError(
+            "a BERT tagger reads word pieces made by TF Text ops, which LiteRT lacks; "
+            "only from-scratch taggers (--model rnn or transformer) export to LiteRT."
+        )
+
     def settings(self) -> dict:
         """What `kerasformer.loading.tagger.load_tagger` needs besides the Keras model."""
         return {"tag_names": list(self.tag_names), "decoding": self.decoding}

@@ -174,6 +174,9 @@ class SequenceTagger(EntityTagger):
         return {"kind": "words", **super().settings(), "words": self.words,
                 "characters": self.characters}  # fmt: skip
 
+    def word_id_model(self):
+        return self.model
+
     def word_ids(self, words: Sequence[str]) -> list[int]:
         return [self.word_index.get(word.lower(), UNKNOWN_ID) for word in words]
 

@@ -62,6 +62,17 @@ class TokenReader:
     bucket_width: int | None = None
 
 
+@dataclass(frozen=True)
+class WordIdModel:
+    """A classifier after its vectorizer, with what makes its ids, for runtimes that have
+    no string ops (LiteRT): ``model`` maps int64 ids ``(batch, words)`` to probabilities,
+    ``vocabulary`` is the vectorizer's (id ``i`` is word ``i``), ``max_length`` its maxlen."""
+
+    model: keras.Model
+    vocabulary: list[str]
+    max_length: int
+
+
 class TextClassifier:
     """A Keras classifier from raw strings to class probabilities, by family.
 
@@ -131,6 +142,13 @@ class TextClassifier:
             f"model {self.model.name!r} reads strings only; train it with --input-pipeline strings."
         )
 
+    def word_id_model(self) -> WordIdModel:
+        raise KerasformerError(
+            f"model {self.model.name!r} reads strings with TensorFlow ops that LiteRT lacks "
+            "(a BERT preprocess model's tokenizer, or its own); only from-scratch "
+            "classifiers (--model transformer) export to LiteRT."
+        )
+
     def attention_maps(self, text: str, second: str | None = None) -> list[AttentionMap]:
         require_one_text(second)
         raise KerasformerError(
@@ -166,6 +184,25 @@ class TransformerTextClassifier(TextClassifier):
         vectorizer = text_vectorizer(self.model)
         maxlen = vectorizer.get_config()["output_sequence_length"]
         return TokenReader(vectorizer, token_id_classifier(self.model), maxlen)
+
+    def word_id_model(self) -> WordIdModel:
+        vectorizer = text_vectorizer(self.model)
+        config = vectorizer.get_config()
+        # The ids LiteRT's runner makes in Python follow the default standardisation.
+        if (config["standardize"], config["split"], config["ngrams"]) != (
+            "lower_and_strip_punctuation",
+            "whitespace",
+            None,
+        ):
+            raise KerasformerError(
+                f"model {self.model.name!r} has a TextVectorization with its own "
+                "standardize/split/ngrams, which the LiteRT runner does not reproduce; "
+                "build it with kerasformer.models.build_classifier."
+            )
+        return WordIdModel(
+            token_id_classifier(self.model), vectorizer.get_vocabulary(),
+            config["output_sequence_length"],
+        )  # fmt: skip
 
     @classmethod
     def build(cls, num_classes: int, train_texts: Iterable[str], **options):

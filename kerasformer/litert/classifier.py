@@ -1,0 +1,74 @@
+"""Run a classifier exported by ``kerasformer export-litert``: raw text in, classes out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from kerasformer.errors import KerasformerError
+from kerasformer.litert.files import CLASSIFIER, LiteRTFiles
+from kerasformer.litert.runtime import signature_runner
+from kerasformer.litert.word_ids import UNKNOWN_ID, WordIds
+
+
+class LiteRTClassifier:
+    """A ``.tflite`` classifier with its vocabulary: the same answers as its SavedModel.
+
+    Texts become token ids in Python (`WordIds`, as the model's ``TextVectorization``
+    makes them), padded per batch to its longest text; the model maps ``token_ids``
+    ``(batch, words)`` int32 to ``probabilities``. Needs NumPy and ``ai-edge-litert``
+    (or TensorFlow, with ``runtime="tensorflow"``), not kerasformer's models.
+
+    Args:
+        model: The ``.tflite`` file; its ``.json`` and ``.vocab.txt`` sit beside it.
+        runtime: ``"litert"`` (``ai_edge_litert``) or ``"tensorflow"`` (``tf.lite``).
+        num_threads: Interpreter threads (default: every core).
+
+    Example:
+
+    >>> classifier = LiteRTClassifier("ag_news.tflite")
+    >>> classifier.predict(["Shares rose after profits beat forecasts"])
+    ['Business']
+    """
+
+    def __init__(self, model: str | Path, runtime: str = "litert", num_threads: int | None = None):
+        files = LiteRTFiles(Path(model))
+        settings = files.read_settings(CLASSIFIER)
+        self.class_names = list(settings["class_names"])
+        # None: one class per text; a number: multi-label, classes over it are predicted.
+        self.threshold = settings.get("threshold")
+        self.word_ids = WordIds.from_file(files.vocabulary, settings["max_length"])
+        self._run = signature_runner(files.model, runtime, num_threads)
+
+    def classify(self, texts: Sequence[str], batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+        """``probabilities`` ``(texts, classes)`` and ``known_tokens`` ``(texts,)``.
+
+        A text with no known word (0 in ``known_tokens``) gets a guess; an empty one is
+        read as one unknown word, as the SavedModel reads it.
+        """
+        if isinstance(texts, str | bytes):
+            raise KerasformerError("pass a list of texts, e.g. [text], not a single string.")
+        probabilities = [np.zeros((0, len(self.class_names)), np.float32)]
+        known = [np.zeros(0, np.int64)]
+        for start in range(0, len(texts), batch_size):
+            ids = self.word_ids(texts[start : start + batch_size])
+            known.append((ids > UNKNOWN_ID).sum(axis=1))
+            ids[:, 0] = np.where(ids[:, 0] == 0, UNKNOWN_ID, ids[:, 0])
+            probabilities.append(self._run(token_ids=ids)["probabilities"])
+        return np.concatenate(probabilities), np.concatenate(known)
+
+    def predict_proba(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        return self.classify(texts, batch_size)[0]
+
+    def predict(self, texts: Sequence[str], batch_size: int = 64) -> list[str]:
+        """Each text's class name (multi-label: the names over the threshold, joined by ``,``)."""
+        probabilities = self.predict_proba(texts, batch_size)
+        if self.threshold is None:
+            return [self.class_names[i] for i in probabilities.argmax(axis=1)]
+        return [
+            ",".join(name for name, p in zip(self.class_names, row, strict=True)
+                     if p > self.threshold)
+            for row in probabilities
+        ]  # fmt: skip

@@ -1,0 +1,54 @@
+"""Run a tagger exported by ``kerasformer export-litert``: raw text in, entities out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from kerasformer.litert.files import TAGGER, LiteRTFiles
+from kerasformer.litert.runtime import signature_runner
+from kerasformer.models.sequence_tagger import SequenceTagger
+
+
+class LiteRTTagger(SequenceTagger):
+    """A ``.tflite`` from-scratch tagger: `SequenceTagger`'s words, decoding and entities,
+    its model run by LiteRT one sentence at a time.
+
+    The model maps ``word_ids`` ``(1, words)`` and ``char_ids`` ``(1, words, characters)``
+    (int32, as `SequenceTagger` makes them) to ``probabilities`` ``(1, words, tags)``.
+    One sentence per call: a BiLSTM over a batch of varying lengths needs TensorFlow ops
+    LiteRT lacks, and a device tags one text at a time.
+
+    Args:
+        model: The ``.tflite`` file, its ``.json`` beside it.
+        runtime: ``"litert"`` (``ai_edge_litert``) or ``"tensorflow"`` (``tf.lite``).
+        num_threads: Interpreter threads (default: every core).
+
+    Example:
+
+    >>> LiteRTTagger("ner.tflite").tag(["Angela Merkel visited Paris."])[0]["entities"]
+    [{'text': 'Angela Merkel', 'type': 'PER', 'start': 0, 'end': 13, 'score': ...}, ...]
+    """
+
+    def __init__(self, model: str | Path, runtime: str = "litert", num_threads: int | None = None):
+        files = LiteRTFiles(Path(model))
+        settings = files.read_settings(TAGGER)["tagger"]
+        super().__init__(None, settings["words"], settings["characters"],
+                         settings["tag_names"], settings["decoding"])  # fmt: skip
+        self._run = signature_runner(files.model, runtime, num_threads)
+
+    def probabilities(self, sentences, batch_size: int = 1) -> list[np.ndarray]:
+        """Each tokenised sentence's ``(words, tags)`` tag probabilities."""
+        del batch_size  # one sentence per call, see the class
+        return [self.sentence_probabilities(words) for words in sentences]
+
+    def sentence_probabilities(self, words) -> np.ndarray:
+        if not words:
+            return np.zeros((0, len(self.tag_names)), np.float32)
+        characters = self.char_ids(words)
+        char_ids = np.zeros((1, len(words), max(1, *map(len, characters))), np.int32)
+        for i, ids in enumerate(characters):
+            char_ids[0, i, : len(ids)] = ids
+        word_ids = np.asarray([self.word_ids(words)], np.int32)
+        return self._run(word_ids=word_ids, char_ids=char_ids)["probabilities"][0]

@@ -1,0 +1,228 @@
+"""`kerasformer export-litert`: each export converted, run by LiteRT (a process without
+TensorFlow or Keras) and by ``tf.lite.Interpreter``, checked against its SavedModel."""
+
+import json
+
+import numpy as np
+import pytest
+
+from kerasformer.errors import KerasformerError
+from kerasformer.litert import LiteRTClassifier
+from kerasformer.litert.tagger import LiteRTTagger
+from kerasformer.loading import ExportedClassifier
+from tests.helpers.data import synthetic_ner_sentences, synthetic_rows, write_conll
+from tests.helpers.processes import run_commands, run_python_json
+
+QUANTIZATIONS = ("none", "dynamic", "float16")
+# How far each quantisation may move a probability of the tiny models here.
+TOLERANCE = {"none": 1e-5, "float16": 5e-3, "dynamic": 0.1}
+# Empty, punctuation, unknown words, case and scripts TensorFlow does not lower-case,
+# white space it does not split on, and texts longer than the classifier's 32 words.
+ODD_TEXTS = [
+    "", "   ", "?!", "SPORTS sports Sports.", "Élan école ÉCOLE", "no\u00a0break\u3000space",
+    "emoji 😀 only", "zzz qqq", "market " * 50, "In Tokyo, Zoë Müller spoke (again).",
+]  # fmt: skip
+
+BLOCK_TENSORFLOW = """
+import sys
+for name in ("tensorflow", "tf_keras", "keras", "jax", "tensorflow_hub", "tensorflow_text"):
+    sys.modules[name] = None  # as on a device that has only NumPy and ai-edge-litert
+"""
+
+
+def classifier_texts() -> list[str]:
+    rows = synthetic_rows(190, seed=7)
+    return [f"{title} {body}" for _, title, body in rows] + ODD_TEXTS
+
+
+def tagger_texts() -> list[str]:
+    sentences = [" ".join(words) for words, _ in synthetic_ner_sentences(190, seed=5)]
+    return sentences + ODD_TEXTS
+
+
+@pytest.fixture(scope="module")
+def classifier_models(tiny_transformer, tmp_path_factory):
+    out = tmp_path_factory.mktemp("litert_classifier")
+    commands = [
+        ["export-litert", str(tiny_transformer.export_dir), "--out", str(out / f"{q}.tflite"),
+         "--quantize", q]
+        for q in QUANTIZATIONS
+    ]  # fmt: skip
+    for result in run_commands(*commands):
+        assert result["code"] == 0, result["stderr"][-2000:]
+        assert "Wrote" in result["stdout"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def saved_model_predictions(tiny_transformer):
+    predictions = ExportedClassifier(tiny_transformer.export_dir).classify(classifier_texts())
+    return predictions.probabilities, predictions.known_tokens
+
+
+RUN_WITHOUT_TENSORFLOW = (
+    BLOCK_TENSORFLOW
+    + """
+import json
+from kerasformer.litert import LiteRTClassifier
+texts = json.loads(sys.argv[2])
+classifier = LiteRTClassifier(sys.argv[1])
+probabilities, known = classifier.classify(texts, batch_size=32)
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "keras", "tf_keras")
+                and sys.modules[m] is not None)
+print(json.dumps({"probabilities": probabilities.tolist(), "known": known.tolist(),
+                  "predicted": classifier.predict(texts), "loaded": loaded}))
+"""
+)
+
+
+@pytest.mark.parametrize("quantize", QUANTIZATIONS)
+def test_litert_alone_gives_the_saved_models_answers(classifier_models, saved_model_predictions,
+                                                      quantize):  # fmt: skip
+    texts = classifier_texts()
+    result = run_python_json(RUN_WITHOUT_TENSORFLOW, str(classifier_models / f"{quantize}.tflite"),
+                             json.dumps(texts))  # fmt: skip
+    assert result["loaded"] == []
+    expected, known = saved_model_predictions
+    probabilities = np.asarray(result["probabilities"])
+    assert probabilities.shape == (200, 4) and np.isfinite(probabilities).all()
+    np.testing.assert_allclose(probabilities, expected, atol=TOLERANCE[quantize])
+    np.testing.assert_array_equal(result["known"], known)
+    agree = np.mean(probabilities.argmax(1) == expected.argmax(1))
+    assert agree >= (1.0 if quantize == "none" else 0.95)
+
+
+@pytest.mark.parametrize("quantize", QUANTIZATIONS)
+def test_tf_lite_interpreter_gives_the_same_answers(classifier_models, saved_model_predictions,
+                                                    quantize):  # fmt: skip
+    classifier = LiteRTClassifier(classifier_models / f"{quantize}.tflite", runtime="tensorflow")
+    probabilities, known = classifier.classify(classifier_texts())
+    expected, expected_known = saved_model_predictions
+    np.testing.assert_allclose(probabilities, expected, atol=TOLERANCE[quantize])
+    np.testing.assert_array_equal(known, expected_known)
+
+
+def test_the_models_use_builtin_ops_and_quantisation_shrinks_them(
+    classifier_models, tiny_transformer
+):
+    from ai_edge_litert.interpreter import Interpreter
+
+    sizes = {q: (classifier_models / f"{q}.tflite").stat().st_size for q in QUANTIZATIONS}
+    assert sizes["dynamic"] < sizes["float16"] < sizes["none"]
+    # Weights as stored: int8 (dynamic range), float16, or float32 only. (The converter
+    # leaves weights under 1024 values in float32, so the tiny model shrinks little.)
+    stored = {
+        q: {str(t["dtype"].__name__) for t in Interpreter(
+            model_path=str(classifier_models / f"{q}.tflite")).get_tensor_details()}
+        for q in QUANTIZATIONS
+    }  # fmt: skip
+    assert "int8" in stored["dynamic"] and "float16" in stored["float16"]
+    assert not {"int8", "float16"} & stored["none"]
+    interpreter = Interpreter(model_path=str(classifier_models / "dynamic.tflite"))
+    signature = interpreter.get_signature_list()["serving_default"]
+    assert signature == {"inputs": ["token_ids"], "outputs": ["probabilities"]}
+    ops = {op["op_name"] for op in interpreter._get_ops_details()}
+    assert not {op for op in ops if op.startswith("Flex") or op == "CUSTOM"}, ops
+    settings = json.loads((classifier_models / "dynamic.json").read_text())
+    assert settings["class_names"] == list(
+        ExportedClassifier(tiny_transformer.export_dir).class_names
+    )
+    assert settings["max_length"] == 32 and settings["quantize"] == "dynamic"
+
+
+@pytest.fixture(scope="module")
+def tagger_models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("litert_tagger")
+    train = write_conll(root / "train.txt", synthetic_ner_sentences(160, seed=0))
+    test = write_conll(root / "test.txt", synthetic_ner_sentences(40, seed=1))
+    small = {"rnn": ["--embed-dim", "16", "--units", "16"],
+             "transformer": ["--embed-dim", "16", "--num-heads", "2", "--ff-dim", "32",
+                             "--num-layers", "1"]}  # fmt: skip
+    commands = []
+    for model, flags in small.items():
+        commands.append([
+            "train", "--task", "ner", "--model", model, "--train-file", str(train),
+            "--test-file", str(test), "--epochs", "6", "--learning-rate", "0.01",
+            "--batch-size", "16", "--export-dir", str(root / model), *flags,
+        ])  # fmt: skip
+        for quantize in ("none", "dynamic"):
+            out = root / f"{model}-{quantize}.tflite"
+            commands.append([
+                "export-litert", str(root / model), "--out", str(out), "--quantize", quantize,
+            ])  # fmt: skip
+    for result in run_commands(*commands, timeout=900):
+        assert result["code"] == 0, result["stderr"][-2000:]
+    return root
+
+
+def served_tags(export_dir, texts) -> list[dict]:
+    """What the tagger's SavedModel answers, as TF Serving would serve it."""
+    import tensorflow as tf
+
+    outputs = tf.saved_model.load(str(export_dir)).signatures["serving_default"](
+        inputs=tf.constant(texts)
+    )
+    records = []
+    for i in range(len(texts)):
+        count = int(outputs["entity_counts"][i])
+        starts = outputs["entity_starts"][i][:count].numpy().tolist()
+        ends = outputs["entity_ends"][i][:count].numpy().tolist()
+        tags = [t.decode() for t in outputs["tags"][i].numpy() if t]
+        records.append({"tags": tags, "entities": list(zip(starts, ends, strict=True))})
+    return records
+
+
+@pytest.mark.parametrize("model", ["rnn", "transformer"])
+@pytest.mark.parametrize("runtime", ["litert", "tensorflow"])
+def test_litert_taggers_tag_as_the_saved_model_does(tagger_models, model, runtime):
+    texts = tagger_texts()
+    expected = served_tags(tagger_models / model, texts)
+    for quantize in ("none", "dynamic"):
+        tagger = LiteRTTagger(tagger_models / f"{model}-{quantize}.tflite", runtime=runtime)
+        records = tagger.tag(texts)
+        same = [r["tags"] == e["tags"] for r, e in zip(records, expected, strict=True)]
+        assert np.mean(same) >= (1.0 if quantize == "none" else 0.95), quantize
+        if quantize == "none":
+            assert [[(x["start"], x["end"]) for x in r["entities"]] for r in records] == [
+                e["entities"] for e in expected
+            ]
+    # The model learned the templates: a model that learned nothing finds no people.
+    assert sum(len(e["entities"]) for e in expected) > 150
+
+
+def test_one_line_errors(tmp_path, tiny_transformer, classifier_models):
+    from kerasformer.export.litert_export import export_litert
+
+    (tmp_path / "notes").mkdir()
+    cases = [
+        (["export-litert", str(tmp_path / "notes"), "--out", str(tmp_path / "a.tflite")],
+         "not a kerasformer export"),
+        (["export-litert", str(tiny_transformer.export_dir), "--out", str(tmp_path / "a.bin")],
+         "does not end in .tflite"),
+    ]  # fmt: skip
+    (tmp_path / "mine.json").write_text('{"my": "settings"}')
+    cases.append((["export-litert", str(tiny_transformer.export_dir), "--out",
+                   str(tmp_path / "mine.tflite")], "was not written by"))  # fmt: skip
+    results = run_commands(*[argv for argv, _ in cases])
+    for result, (_, phrase) in zip(results, cases, strict=True):
+        assert result["code"] == 2 and phrase in result["stderr"], result
+        assert len(result["stderr"].strip().splitlines()) == 1
+    assert json.loads((tmp_path / "mine.json").read_text()) == {"my": "settings"}
+    with pytest.raises(KerasformerError, match="is not one of"):
+        export_litert(tiny_transformer.export_dir, tmp_path / "b.tflite", "int4")
+    (tmp_path / "lone.tflite").write_bytes((classifier_models / "none.tflite").read_bytes())
+    with pytest.raises(KerasformerError, match="not kerasformer's LiteRT settings"):
+        LiteRTClassifier(tmp_path / "lone.tflite")
+
+
+def test_models_that_read_strings_with_tensorflow_ops_are_refused():
+    from kerasformer.backend import keras
+    from kerasformer.models.entity_tagger import EntityTagger
+    from kerasformer.models.text_classifier import TextClassifier
+
+    with pytest.raises(KerasformerError, match="only from-scratch taggers"):
+        EntityTagger(["O", "B-PER", "I-PER"]).word_id_model()
+    inputs = keras.Input((), dtype="string")
+    plain = keras.Model(inputs, keras.layers.Lambda(lambda t: t)(inputs))
+    with pytest.raises(KerasformerError, match="only from-scratch classifiers"):
+        TextClassifier(plain).word_id_model()
