@@ -57,7 +57,8 @@ def throughput(function, texts: list[str], batch_size: int) -> tuple[float, np.n
     return len(texts) / (time.perf_counter() - started), probabilities
 
 
-def measure(name: str, size: int, function, texts, labels, args, reference=None) -> dict:
+def measure(name: str, size: int, function, texts, labels, args, reference=None):
+    """The row of one model, and its probabilities on every text."""
     per_text = latencies(function, texts[: args.latency_texts])
     rate, probabilities = throughput(function, texts, args.batch_size)
     predicted = probabilities.argmax(axis=1)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from kerasformer.cli._arguments import add_model_argument
 from kerasformer.cli.outputs import add_overwrite_argument, require_output_file
 from kerasformer.errors import KerasformerError
-from kerasformer.litert.files import FORMAT_KEY, LiteRTFiles
+from kerasformer.litert.files import LiteRTFiles, read_litert_settings
 
 HELP = "convert a classifier or tagger export to a LiteRT (.tflite) model"
 DESCRIPTION = (
@@ -39,10 +38,10 @@ def run(args: argparse.Namespace) -> int:
     files = require_litert_outputs(Path(args.out), args.overwrite)
     from kerasformer.export.litert_export import export_litert
 
-    export_litert(args.model, files.model, args.quantize)
-    size = files.model.stat().st_size / 2**20
-    print(f"Wrote {files.model} ({size:.1f} MiB, {args.quantize}) with "
-          f"{', '.join(path.name for path in files.written()[1:])}.")  # fmt: skip
+    model, *beside = export_litert(args.model, files.model, args.quantize)
+    size = model.stat().st_size / 2**20
+    print(f"Wrote {model} ({size:.1f} MiB, {args.quantize}) with "
+          f"{', '.join(path.name for path in beside)}.")  # fmt: skip
     return 0
 
 
@@ -53,20 +52,18 @@ def require_litert_outputs(model: Path, overwrite: bool) -> LiteRTFiles:
             f"--out {model} does not end in .tflite; name the model file, e.g. model.tflite."
         )
     files = LiteRTFiles(require_output_file(model, "--out", overwrite))
-    ours = is_litert_settings(files.settings)
-    for path in (files.settings, files.vocabulary):
+    earlier = read_litert_settings(files.settings)
+    # A vocabulary is ours only beside the settings of a classifier we exported there.
+    ours = {
+        files.settings: earlier is not None,
+        files.vocabulary: earlier is not None and earlier.get("kind") == "classifier",
+    }
+    for path, written_by_us in ours.items():
         if path.is_symlink() or path.is_dir():
             raise KerasformerError(f"{path} is not a plain file; choose another --out.")
-        if path.exists() and not (ours or overwrite):
+        if path.exists() and not (written_by_us or overwrite):
             raise KerasformerError(
                 f"{path} exists and was not written by `kerasformer export-litert`; choose "
                 "another --out, or pass --overwrite to replace it."
             )
     return files
-
-
-def is_litert_settings(path: Path) -> bool:
-    try:
-        return FORMAT_KEY in json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, TypeError):
-        return False

@@ -19,9 +19,15 @@ from tqdm.auto import tqdm
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
 from kerasformer.files.export_kind import CLASSIFIER, TAGGER, export_kind
-from kerasformer.files.text_files import write_lines
 from kerasformer.files.whole_file import write_whole_file
-from kerasformer.litert.files import FORMAT, FORMAT_KEY, SIGNATURE, LiteRTFiles
+from kerasformer.litert.files import (
+    FORMAT,
+    FORMAT_KEY,
+    SIGNATURE,
+    VOCABULARY_SHA256,
+    LiteRTFiles,
+    vocabulary_fingerprint,
+)
 from kerasformer.loading.exported_classifier import ExportedClassifier
 from kerasformer.loading.keras_model import load_keras_model
 from kerasformer.loading.tagger import load_tagger
@@ -34,14 +40,15 @@ QUANTIZATIONS = ("none", "dynamic", "float16")
 
 def export_litert(
     export_dir: str | Path, out: str | Path, quantize: str = "dynamic", progress: bool = True
-) -> LiteRTFiles:
+) -> list[Path]:
     """Convert a from-scratch classifier or tagger export to ``out`` (a ``.tflite`` file)
     with its settings (and a classifier's vocabulary) beside it.
 
     The model's ``serving_default`` signature takes ``token_ids`` ``(batch, words)``
     (a classifier) or ``word_ids`` ``(1, words)`` and ``char_ids`` ``(1, words, chars)``
     (a tagger), all int32, and returns ``probabilities``. Every file is converted
-    before any is written, and each is written whole.
+    before any is written, and each is written whole. Returns the files written, the
+    model first.
     """
     if quantize not in QUANTIZATIONS:
         raise KerasformerError(
@@ -55,9 +62,9 @@ def export_litert(
         model = converted(module, quantize)
         steps.update()
         settings = {FORMAT_KEY: FORMAT, **settings, "quantize": quantize}
-        write_files(files, model, settings, vocabulary)
+        written = write_files(files, model, settings, vocabulary)
         steps.update()
-    return files
+    return written
 
 
 def signature_module(export_dir: Path) -> tuple[tf.Module, dict, list[str] | None]:
@@ -74,7 +81,8 @@ def signature_module(export_dir: Path) -> tuple[tf.Module, dict, list[str] | Non
     )
 
 
-def classifier_module(export_dir: Path):
+def classifier_module(export_dir: Path) -> tuple[tf.Module, dict, list[str]]:
+    """The classifier on token ids (int32, any batch and length), as a module to convert."""
     exported = ExportedClassifier(export_dir)
     on_ids = TextClassifier.of(load_keras_model(export_dir)).word_id_model()
     module = tf.Module()
@@ -91,7 +99,8 @@ def classifier_module(export_dir: Path):
     return module, settings, on_ids.vocabulary
 
 
-def tagger_module(export_dir: Path):
+def tagger_module(export_dir: Path) -> tuple[tf.Module, dict, None]:
+    """The tagger on one sentence's word and character ids, as a module to convert."""
     tagger = load_tagger(export_dir)
     module = tf.Module()
     module.model = tagger.word_id_model()
@@ -125,15 +134,24 @@ def converted(module: tf.Module, quantize: str) -> bytes:
         try:
             return converter.convert()
         except Exception as error:  # the converter raises its own classes, or plain ones
-            first = next((line for line in str(error).splitlines() if "error" in line), error)
+            lines = [line for line in str(error).splitlines() if line.strip()] or [repr(error)]
+            first = next((line for line in lines if "error" in line.lower()), lines[0])
             raise KerasformerError(
-                f"LiteRT cannot convert this model with builtin ops only: {first}"
+                f"LiteRT cannot convert this model with builtin ops only: {' '.join(first.split())}"
             ) from None
 
 
-def write_files(files: LiteRTFiles, model: bytes, settings: dict, vocabulary) -> None:
+def write_files(
+    files: LiteRTFiles, model: bytes, settings: dict, vocabulary: list[str] | None
+) -> list[Path]:
+    """Each file written whole; the settings hold the vocabulary's fingerprint, so a
+    vocabulary left from another export is refused on loading, not read wrongly."""
+    written = [files.model]
     if vocabulary is not None:
-        write_whole_file(files.vocabulary, lambda path: write_lines(path, vocabulary))
+        data = "".join(f"{word}\n" for word in vocabulary).encode("utf-8")
+        settings = {**settings, VOCABULARY_SHA256: vocabulary_fingerprint(data)}
+        written.append(write_whole_file(files.vocabulary, lambda path: path.write_bytes(data)))
     text = json.dumps(settings, ensure_ascii=False, indent=1)
-    write_whole_file(files.settings, lambda path: path.write_text(text, encoding="utf-8"))
+    written.append(write_whole_file(files.settings, lambda path: path.write_text(text, "utf-8")))
     write_whole_file(files.model, lambda path: path.write_bytes(model))
+    return written

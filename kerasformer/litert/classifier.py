@@ -39,7 +39,7 @@ class LiteRTClassifier:
         self.class_names = list(settings["class_names"])
         # None: one class per text; a number: multi-label, classes over it are predicted.
         self.threshold = settings.get("threshold")
-        self.word_ids = WordIds.from_file(files.vocabulary, settings["max_length"])
+        self.word_ids = WordIds(files.read_vocabulary(settings), settings["max_length"])
         self._run = signature_runner(files.model, runtime, num_threads)
 
     def classify(self, texts: Sequence[str], batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
@@ -60,6 +60,7 @@ class LiteRTClassifier:
         return np.concatenate(probabilities), np.concatenate(known)
 
     def predict_proba(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Class probabilities, one row per text."""
         return self.classify(texts, batch_size)[0]
 
     def predict(self, texts: Sequence[str], batch_size: int = 64) -> list[str]:

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,11 +20,35 @@ from kerasformer.errors import KerasformerError
 FORMAT_KEY, FORMAT = "kerasformer_litert", 1
 CLASSIFIER, TAGGER = "classifier", "tagger"
 SIGNATURE = "serving_default"
+# The settings' record of the vocabulary file written with them.
+VOCABULARY_SHA256 = "vocabulary_sha256"
+
+
+def vocabulary_fingerprint(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_litert_settings(path: Path) -> dict | None:
+    """The settings in ``path`` if they are kerasformer's LiteRT settings, else None."""
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return settings if isinstance(settings, dict) and settings.get(FORMAT_KEY) == FORMAT else None
 
 
 @dataclass(frozen=True)
 class LiteRTFiles:
-    """Where a LiteRT export's files are, named after its model file."""
+    """Where a LiteRT export's files are, named after its model file.
+
+    Args:
+        model: The ``.tflite`` file; the others share its name.
+
+    Example:
+
+    >>> LiteRTFiles(Path("ag_news.tflite")).vocabulary
+    PosixPath('ag_news.vocab.txt')
+    """
 
     model: Path
 
@@ -35,9 +60,6 @@ class LiteRTFiles:
     def vocabulary(self) -> Path:
         return self.model.with_suffix(".vocab.txt")
 
-    def written(self) -> list[Path]:
-        return [path for path in (self.model, self.settings, self.vocabulary) if path.is_file()]
-
     def read_settings(self, kind: str) -> dict:
         """The settings written with the model, checked to be a ``kind``'s."""
         if not self.model.is_file():
@@ -45,11 +67,8 @@ class LiteRTFiles:
                 f"{self.model} does not exist; pass the .tflite file that "
                 "`kerasformer export-litert` wrote."
             )
-        try:
-            settings = json.loads(self.settings.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            settings = None
-        if not isinstance(settings, dict) or settings.get(FORMAT_KEY) != FORMAT:
+        settings = read_litert_settings(self.settings)
+        if settings is None:
             raise KerasformerError(
                 f"{self.settings} is missing or not kerasformer's LiteRT settings; keep "
                 f"the files `kerasformer export-litert` wrote beside {self.model.name}, or "
@@ -61,3 +80,18 @@ class LiteRTFiles:
                 f"with the {settings.get('kind')}'s runner."
             )
         return settings
+
+    def read_vocabulary(self, settings: dict) -> list[str]:
+        """The vocabulary written with ``settings``, one word per line."""
+        try:
+            data = self.vocabulary.read_bytes()
+            words = data.decode("utf-8").split("\n")
+        except (OSError, UnicodeDecodeError):
+            words = None
+        if words is None or vocabulary_fingerprint(data) != settings.get(VOCABULARY_SHA256):
+            raise KerasformerError(
+                f"{self.vocabulary} is missing or not the vocabulary exported with "
+                f"{self.model.name}; keep the files `kerasformer export-litert` wrote "
+                "together, or export again."
+            )
+        return [word.rstrip("\r") for word in words[:-1]]

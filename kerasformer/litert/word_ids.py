@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from kerasformer.errors import KerasformerError
+
 PADDING_ID, UNKNOWN_ID = 0, 1
 # tf-keras TextVectorization's default punctuation, removed byte by byte after lower-casing.
 PUNCTUATION = re.compile(rb'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']')
@@ -54,11 +56,12 @@ class WordIds:
     def from_file(cls, path: str | Path, max_length: int) -> WordIds:
         """The vocabulary of a ``vocab.txt``: one word per line, line ``i`` is id ``i``."""
         lines = Path(path).read_bytes().decode("utf-8").split("\n")
-        return cls(lines[:-1] if lines and lines[-1] == "" else lines, max_length)
+        words = lines[:-1] if lines and lines[-1] == "" else lines
+        return cls([word.rstrip("\r") for word in words], max_length)
 
     def words(self, text: str | bytes) -> list[bytes]:
         """The words the vectorizer reads in ``text``, standardised, as UTF-8 bytes."""
-        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        data = utf8_bytes(text)
         return PUNCTUATION.sub(b"", data.lower()).split()[: self.max_length]
 
     def ids(self, text: str | bytes) -> list[int]:
@@ -74,3 +77,19 @@ class WordIds:
         for i, row in enumerate(rows):
             padded[i, : len(row)] = row[:width]
         return padded
+
+
+def utf8_bytes(text: str | bytes) -> bytes:
+    """A text as valid UTF-8 bytes, as TensorFlow's string ops assume; anything else refused."""
+    try:
+        if isinstance(text, str):
+            return text.encode("utf-8")
+        if isinstance(text, bytes):
+            text.decode("utf-8")
+            return text
+    except UnicodeError as error:
+        raise KerasformerError(
+            f"text {text[:20]!r}... is not valid UTF-8 ({error.reason}); decode its bytes as "
+            "UTF-8 (or drop them) first."
+        ) from None
+    raise KerasformerError(f"got a {type(text).__name__} where a text was expected; pass strings.")

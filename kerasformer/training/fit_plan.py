@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -17,6 +18,14 @@ from kerasformer.datasets.pipeline import (
 from kerasformer.errors import KerasformerError
 from kerasformer.models.text_classifier import TextClassifier
 from kerasformer.training.acceleration import split_off_string_preprocessing
+
+# bench/bert_xla_steps.py: MiniLM fine-tuned under XLA compiles its whole step again at
+# every step (traced once), 20-40 s a step against 2.2 s without XLA on a 2-core CPU.
+XLA_RECOMPILES_TRAINABLE_ENCODER = (
+    "kerasformer: warning: --xla compiles a trainable TF-Hub encoder's training step again "
+    "at every step (TensorFlow 2.20), 10-20x slower than without it; drop --xla, or keep "
+    "the encoder frozen (--recipe frozen) to use it."
+)
 
 
 @dataclass
@@ -99,6 +108,8 @@ class FitPlan:
         """Ready ``fit_model`` for one recipe phase: its encoder setting and optimizer."""
         if phase.encoder_trainable is not None:
             self.set_encoder_trainable(phase.encoder_trainable)
+        if self.jit_compile and self.encoder is not None and self.encoder.trainable:
+            print(XLA_RECOMPILES_TRAINABLE_ENCODER, file=sys.stderr, flush=True)
         self.fit_model.compile(
             optimizer=phase.make_optimizer(),
             loss=self.loss,

@@ -90,6 +90,8 @@ def test_litert_alone_gives_the_saved_models_answers(classifier_models, saved_mo
     np.testing.assert_array_equal(result["known"], known)
     agree = np.mean(probabilities.argmax(1) == expected.argmax(1))
     assert agree >= (1.0 if quantize == "none" else 0.95)
+    names = json.loads((classifier_models / f"{quantize}.json").read_text())["class_names"]
+    assert result["predicted"] == [names[i] for i in probabilities.argmax(1)]
 
 
 @pytest.mark.parametrize("quantize", QUANTIZATIONS)
@@ -203,11 +205,22 @@ def test_one_line_errors(tmp_path, tiny_transformer, classifier_models):
     (tmp_path / "mine.json").write_text('{"my": "settings"}')
     cases.append((["export-litert", str(tiny_transformer.export_dir), "--out",
                    str(tmp_path / "mine.tflite")], "was not written by"))  # fmt: skip
-    results = run_commands(*[argv for argv, _ in cases])
-    for result, (_, phrase) in zip(results, cases, strict=True):
+    # Our own earlier export is replaced without --overwrite.
+    again = ["export-litert", str(tiny_transformer.export_dir), "--out", str(tmp_path / "a.tflite")]
+    results = run_commands(*[argv for argv, _ in cases], again, again)
+    for result, (_, phrase) in zip(results[: len(cases)], cases, strict=True):
         assert result["code"] == 2 and phrase in result["stderr"], result
         assert len(result["stderr"].strip().splitlines()) == 1
+    assert [r["code"] for r in results[-2:]] == [0, 0], results[-1]["stderr"]
+    assert "a.tflite (0.0 MiB, dynamic) with a.vocab.txt, a.json." in results[-1]["stdout"]
     assert json.loads((tmp_path / "mine.json").read_text()) == {"my": "settings"}
+    # A vocabulary that is not the one exported with the model is refused, not misread.
+    vocabulary = (tmp_path / "a.vocab.txt").read_text().splitlines()
+    (tmp_path / "a.vocab.txt").write_text("\n".join([*vocabulary[:2], *vocabulary[:1:-1]]) + "\n")
+    with pytest.raises(KerasformerError, match="not the vocabulary exported with a.tflite"):
+        LiteRTClassifier(tmp_path / "a.tflite")
+    with pytest.raises(KerasformerError, match="is not valid UTF-8"):
+        LiteRTClassifier(classifier_models / "none.tflite").classify(["fine", b"bad \xff"])
     with pytest.raises(KerasformerError, match="is not one of"):
         export_litert(tiny_transformer.export_dir, tmp_path / "b.tflite", "int4")
     (tmp_path / "lone.tflite").write_bytes((classifier_models / "none.tflite").read_bytes())

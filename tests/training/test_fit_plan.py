@@ -5,7 +5,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from kerasformer.backend import tf
+from kerasformer.backend import keras, tf
 from kerasformer.datasets import LabeledTexts
 from kerasformer.datasets.pipeline import length_bucket_boundaries
 from kerasformer.errors import KerasformerError
@@ -169,3 +169,15 @@ def test_a_text_with_no_token_leaves_training_finite(pipeline):
     assert all(np.isfinite(weight.numpy()).all() for weight in model.trainable_weights)
     probabilities = model.predict(texts, verbose=0)
     np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("trainable", [True, False])
+def test_xla_with_a_trainable_hub_encoder_warns_that_it_recompiles(bert_model, trainable, capsys):
+    from kerasformer.training.recipes import Phase
+
+    plan = FitPlan.for_model(bert_model, "bucketed", xla=True)
+    phase = Phase("unfrozen" if trainable else "frozen", 1, trainable, keras.optimizers.Adam)
+    plan.compile_for(phase)
+    warned = "compiles a trainable TF-Hub encoder's training step again" in capsys.readouterr().err
+    assert warned is trainable
+    assert plan.encoder.trainable is trainable
