@@ -8,7 +8,7 @@ from pathlib import Path
 from kerasformer.cli._arguments import add_model_argument
 from kerasformer.cli.outputs import add_overwrite_argument, require_output_file
 from kerasformer.errors import KerasformerError
-from kerasformer.litert.files import LiteRTFiles, read_litert_settings
+from kerasformer.litert.files import QUANTIZATIONS, LiteRTFiles, read_litert_settings
 
 HELP = "convert a classifier or tagger export to a LiteRT (.tflite) model"
 DESCRIPTION = (
@@ -28,7 +28,7 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("export-litert", help=HELP, description=DESCRIPTION)
     add_model_argument(parser)
     parser.add_argument("--out", required=True, metavar="NAME.tflite", help="model file to write")
-    parser.add_argument("--quantize", choices=("none", "dynamic", "float16"), default="dynamic",
+    parser.add_argument("--quantize", choices=QUANTIZATIONS, default="dynamic",
                         help=QUANTIZE_HELP)  # fmt: skip
     add_overwrite_argument(parser)
     parser.set_defaults(run=run)

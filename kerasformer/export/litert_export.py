@@ -23,6 +23,7 @@ from kerasformer.files.whole_file import write_whole_file
 from kerasformer.litert.files import (
     FORMAT,
     FORMAT_KEY,
+    QUANTIZATIONS,
     SIGNATURE,
     VOCABULARY_SHA256,
     LiteRTFiles,
@@ -32,10 +33,6 @@ from kerasformer.loading.exported_classifier import ExportedClassifier
 from kerasformer.loading.keras_model import load_keras_model
 from kerasformer.loading.tagger import load_tagger
 from kerasformer.models.text_classifier import TextClassifier
-
-# none: float32 weights; dynamic: int8 weights, float activations (dynamic-range
-# quantisation, no calibration data); float16: float16 weights, float32 compute on CPU.
-QUANTIZATIONS = ("none", "dynamic", "float16")
 
 
 def export_litert(

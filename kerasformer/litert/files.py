@@ -20,6 +20,9 @@ from kerasformer.errors import KerasformerError
 FORMAT_KEY, FORMAT = "kerasformer_litert", 1
 CLASSIFIER, TAGGER = "classifier", "tagger"
 SIGNATURE = "serving_default"
+# none: float32 weights; dynamic: int8 weights, float activations (dynamic-range
+# quantisation, no calibration data); float16: float16 weights, float32 compute on CPU.
+QUANTIZATIONS = ("dynamic", "float16", "none")
 # The settings' record of the vocabulary file written with them.
 VOCABULARY_SHA256 = "vocabulary_sha256"
 
