@@ -8,7 +8,12 @@ from pathlib import Path
 from kerasformer.cli._arguments import add_model_argument
 from kerasformer.cli.outputs import add_overwrite_argument, require_output_file
 from kerasformer.errors import KerasformerError
-from kerasformer.litert.files import QUANTIZATIONS, LiteRTFiles, read_litert_settings
+from kerasformer.litert.files import (
+    CLASSIFIER,
+    QUANTIZATIONS,
+    LiteRTFiles,
+    read_litert_settings,
+)
 
 HELP = "convert a classifier or tagger export to a LiteRT (.tflite) model"
 DESCRIPTION = (
@@ -56,7 +61,7 @@ def require_litert_outputs(model: Path, overwrite: bool) -> LiteRTFiles:
     # A vocabulary is ours only beside the settings of a classifier we exported there.
     ours = {
         files.settings: earlier is not None,
-        files.vocabulary: earlier is not None and earlier.get("kind") == "classifier",
+        files.vocabulary: earlier is not None and earlier.get("kind") == CLASSIFIER,
     }
     for path, written_by_us in ours.items():
         if path.is_symlink() or path.is_dir():

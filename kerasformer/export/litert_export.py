@@ -20,6 +20,7 @@ from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
 from kerasformer.files.export_kind import CLASSIFIER, TAGGER, export_kind
 from kerasformer.files.whole_file import write_whole_file
+from kerasformer.litert import files as litert_files
 from kerasformer.litert.files import (
     FORMAT,
     FORMAT_KEY,
@@ -90,8 +91,9 @@ def classifier_module(export_dir: Path) -> tuple[tf.Module, dict, list[str]]:
         return {"probabilities": module.model(tf.cast(token_ids, tf.int64), training=False)}
 
     module.serve = serve
-    settings = {"kind": "classifier", "inputs": ["token_ids"], "outputs": ["probabilities"],
-                "max_length": on_ids.max_length, "class_names": list(exported.class_names),
+    settings = {"kind": litert_files.CLASSIFIER, "inputs": ["token_ids"],
+                "outputs": ["probabilities"], "max_length": on_ids.max_length,
+                "class_names": list(exported.class_names),
                 "threshold": exported.threshold}  # fmt: skip
     return module, settings, on_ids.vocabulary
 
@@ -113,7 +115,7 @@ def tagger_module(export_dir: Path) -> tuple[tf.Module, dict, None]:
         return {"probabilities": tf.nn.softmax(tf.cast(logits, tf.float32))}
 
     module.serve = serve
-    settings = {"kind": "tagger", "inputs": ["word_ids", "char_ids"],
+    settings = {"kind": litert_files.TAGGER, "inputs": ["word_ids", "char_ids"],
                 "outputs": ["probabilities"], "tagger": tagger.settings()}  # fmt: skip
     return module, settings, None
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kerasformer.errors import KerasformerError
+from kerasformer.litert.word_ids import vocabulary_lines
 
 # Marks a settings file as kerasformer's LiteRT settings (and its layout's version).
 FORMAT_KEY, FORMAT = "kerasformer_litert", 1
@@ -88,7 +89,7 @@ class LiteRTFiles:
         """The vocabulary written with ``settings``, one word per line."""
         try:
             data = self.vocabulary.read_bytes()
-            words = data.decode("utf-8").split("\n")
+            words = vocabulary_lines(data)
         except (OSError, UnicodeDecodeError):
             words = None
         if words is None or vocabulary_fingerprint(data) != settings.get(VOCABULARY_SHA256):
@@ -97,4 +98,4 @@ class LiteRTFiles:
                 f"{self.model.name}; keep the files `kerasformer export-litert` wrote "
                 "together, or export again."
             )
-        return [word.rstrip("\r") for word in words[:-1]]
+        return words

@@ -55,9 +55,7 @@ class WordIds:
     @classmethod
     def from_file(cls, path: str | Path, max_length: int) -> WordIds:
         """The vocabulary of a ``vocab.txt``: one word per line, line ``i`` is id ``i``."""
-        lines = Path(path).read_bytes().decode("utf-8").split("\n")
-        words = lines[:-1] if lines and lines[-1] == "" else lines
-        return cls([word.rstrip("\r") for word in words], max_length)
+        return cls(vocabulary_lines(Path(path).read_bytes()), max_length)
 
     def words(self, text: str | bytes) -> list[bytes]:
         """The words the vectorizer reads in ``text``, standardised, as UTF-8 bytes."""
@@ -77,6 +75,12 @@ class WordIds:
         for i, row in enumerate(rows):
             padded[i, : len(row)] = row[:width]
         return padded
+
+
+def vocabulary_lines(data: bytes) -> list[str]:
+    """The words of a ``vocab.txt``'s bytes, one a line (a Windows line end is not a word's)."""
+    lines = data.decode("utf-8").split("\n")
+    return [word.rstrip("\r") for word in (lines[:-1] if lines[-1] == "" else lines)]
 
 
 def utf8_bytes(text: str | bytes) -> bytes:
