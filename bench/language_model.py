@@ -8,14 +8,20 @@ published small-model figure: the PyTorch word_language_model example's README
 200 units, tied embeddings off; 110.44 with --tied; 87.17 tied after 40 epochs).
 
     python bench/language_model.py --epochs 3 --batch-size 32
+    python bench/language_model.py --name tied --tie-embeddings --dropout 0.2 \\
+        --weight-decay 0.1 --clip-norm 1 --lr-schedule cosine --early-stopping 2
     python bench/language_model.py --table
+
+Each run is kept under its --name in bench/results/language_model.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -43,63 +49,105 @@ def generation_tokens_per_second(generator, tokens: int) -> float:
     return sum(len(text.split()) for text in texts) / seconds, texts
 
 
+# The settings a run can change, as kerasformer train names them; None: the default.
+LEVERS = (
+    ("--tie-embeddings", dict(action="store_true")),
+    ("--dropout", dict(type=float)),
+    ("--maxlen", dict(type=int)),
+    ("--learning-rate", dict(type=float)),
+    ("--weight-decay", dict(type=float)),
+    ("--clip-norm", dict(type=float)),
+    ("--lr-schedule", dict(choices=("constant", "cosine"))),
+    ("--warmup-fraction", dict(type=float)),
+    ("--early-stopping", dict(type=int)),
+)
+MODEL_LEVERS = ("tie_embeddings", "dropout", "maxlen")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--name", default="baseline", help="the run's row in the results")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--seed", type=int, default=0)
+    for flag, options in LEVERS:
+        parser.add_argument(flag, **options)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--work-dir", default="/tmp/kerasformer-bench")
     parser.add_argument("--table", action="store_true")
     args = parser.parse_args()
+    runs = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
     if args.table:
-        print(table(json.loads(RESULTS.read_text())))
+        print(table(runs))
         return
+    runs[args.name] = measure(args)
+    RESULTS.write_text(json.dumps(runs, indent=2) + "\n")
+    print(table(runs))
 
+
+def levers(args: argparse.Namespace) -> dict:
+    """The settings this run changes, by TrainingConfig's names."""
+    given = {
+        name: getattr(args, name) for name in (flag[2:].replace("-", "_") for flag, _ in LEVERS)
+    }
+    return {name: value for name, value in given.items() if value not in (None, False)}
+
+
+def measure(args: argparse.Namespace) -> dict:
     from kerasformer.training import TrainingConfig, train
 
-    export_dir = Path(args.work_dir) / "wikitext2-transformer"
+    changed = levers(args)
+    model_options = {name: changed.pop(name) for name in MODEL_LEVERS if name in changed}
+    export_dir = Path(args.work_dir) / f"wikitext2-{args.name}"
     shutil.rmtree(export_dir.with_name(export_dir.name + ".training"), ignore_errors=True)
     config = TrainingConfig(
         task="language-model", dataset="wikitext2", data_dir=str(args.data_dir),
         epochs=args.epochs, batch_size=args.batch_size, seed=args.seed,
-        export_dir=str(export_dir), overwrite=True,
+        export_dir=str(export_dir), overwrite=True, model_options=model_options, **changed,
     )  # fmt: skip
     started = time.perf_counter()
     result = train(config, verbose=2)
     generator = result.model
     train_tokens = (result.data.sizes()["train"] - 1) // generator.maxlen * generator.maxlen
-    speed, samples = generation_tokens_per_second(generator, 40)
-    run = {
-        "command": f"python bench/language_model.py --epochs {args.epochs} "
-        f"--batch-size {args.batch_size}",
-        "epochs": args.epochs,
+    epochs_run = len(result.history["loss"])
+    speed, samples = generation_tokens_per_second(generator, min(40, generator.maxlen // 2))
+    return {
+        "command": "python bench/language_model.py " + " ".join(sys.argv[1:]),
+        "settings": {**model_options, **changed},
+        "epochs": epochs_run,
         "batch_size": args.batch_size,
+        "seed": args.seed,
         "parameters": int(generator.model.count_params()),
         "validation_perplexity": result.metrics["validation"]["perplexity"],
         "test_perplexity": result.metrics["test"]["perplexity"],
+        "validation_strided_perplexity": result.metrics["validation"]["strided_perplexity"],
+        "test_strided_perplexity": result.metrics["test"]["strided_perplexity"],
+        "validation_perplexity_by_epoch": [math.exp(loss) for loss in result.history["val_loss"]],
         "history": result.history,
         "train_seconds": result.train_seconds,
-        "train_tokens_per_second": train_tokens * args.epochs / result.train_seconds,
+        "train_tokens_per_second": train_tokens * epochs_run / result.train_seconds,
         "sampled_tokens_per_second": speed,
         "samples": samples,
         "wall_seconds": time.perf_counter() - started,
+        "history_png": str(export_dir / "history.png"),
     }
-    RESULTS.write_text(json.dumps(run, indent=2) + "\n")
-    print(table(run))
 
 
-def table(run: dict) -> str:
-    rows = [(
-        f"kerasformer transformer, 2×128, window 128, {run['epochs']} epochs (this CPU)",
-        f"{run['parameters']:,}", f"{run['validation_perplexity']:.1f}",
-        f"{run['test_perplexity']:.1f}", f"{run['train_tokens_per_second']:,.0f}",
-        f"{run['sampled_tokens_per_second']:.0f}", f"{run['wall_seconds'] / 60:.0f} min",
-    )]  # fmt: skip
-    rows += [(name, "", "", f"{value:.2f}", "", "", "") for name, value in PUBLISHED]
+def table(runs: dict) -> str:
+    rows = []
+    for name, run in runs.items():
+        strided = run.get("test_strided_perplexity")
+        rows.append((
+            name, ", ".join(f"{key} {value}" for key, value in run.get("settings", {}).items()),
+            run["epochs"], f"{run['parameters']:,}", f"{run['validation_perplexity']:.1f}",
+            f"{run['test_perplexity']:.1f}", "" if strided is None else f"{strided:.1f}",
+            f"{run['train_tokens_per_second']:,.0f}", f"{run['sampled_tokens_per_second']:.0f}",
+            f"{run['wall_seconds'] / 60:.0f} min",
+        ))  # fmt: skip
+    rows += [(name, "", "", "", "", f"{value:.2f}", "", "", "", "") for name, value in PUBLISHED]
     headers = (
-        "model", "weights", "valid ppl", "test ppl", "train tokens/s", "sampled tokens/s",
-        "wall time",
+        "run", "settings", "epochs", "weights", "valid ppl", "test ppl", "test ppl (strided)",
+        "train tokens/s", "sampled tokens/s", "wall time",
     )  # fmt: skip
     return markdown_table(headers, rows)
 

@@ -172,7 +172,7 @@ TASKS: dict[str, TaskEntry] = {
             models=(
                 ModelEntry(
                     "transformer",
-                    TRANSFORMER_OPTIONS | {"num_layers", "vocab_size"},
+                    TRANSFORMER_OPTIONS | {"num_layers", "vocab_size", "tie_embeddings"},
                     builder="kerasformer.models.language_model:build_transformer_language_model",
                     defaults="kerasformer.models.language_model:DEFAULTS",
                 ),

@@ -14,6 +14,7 @@ from kerasformer.cli.inputs import (
     InputText,
     add_json_argument,
     print_records,
+    read_file_text,
     read_inputs,
     records_for,
     with_problems,
@@ -92,13 +93,19 @@ def read_pairs(args: argparse.Namespace) -> list[InputText]:
             f"and --context, or JSON lines with '{STDIN}' or --input-file."
         )
     pairs = []
+    if args.texts or args.input_file is not None or args.question is None:
+        pairs = read_inputs(args.texts, args.input_file, noun="pair")
     if args.question is not None:
-        context = args.context if args.context is not None else read_context(args.context_file)
-        line = json.dumps({"question": args.question, "context": context}, ensure_ascii=False)
-        pairs.append(InputText("--question and --context", line))
-    if args.texts or args.input_file is not None or not pairs:
-        pairs += read_inputs(args.texts, args.input_file, noun="pair")
+        pairs.insert(0, question_pair(args.question, args.context, args.context_file))
     return pairs
+
+
+def question_pair(question: str, context: str | None, context_file: Path | None) -> InputText:
+    """--question with --context or --context-file, as the JSON line of one pair."""
+    where = "--question and --context"
+    given = InputText(where, context) if context is not None else read_file_text(context_file)
+    line = json.dumps({"question": question, "context": given.text}, ensure_ascii=False)
+    return InputText(where, line, given.problem)
 
 
 def parse_pair(line: str) -> tuple[str, str]:
@@ -145,15 +152,6 @@ def answer_lines(record: dict) -> str:
         f"{record['answer']}\ncharacters {record['start']}-{record['end']}, "
         f"score {record['score']:.3f}"
     )
-
-
-def read_context(path: Path) -> str:
-    from kerasformer.errors import KerasformerError
-    from kerasformer.files.text_files import read_utf8_text
-
-    if not path.is_file():
-        raise KerasformerError(f"--context-file {path} does not exist; give a UTF-8 text file.")
-    return read_utf8_text(path)
 
 
 def span_plot(answerer, question: str, context: str, answer: dict):

@@ -14,6 +14,7 @@ was read (bad arguments, model or standard input).
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
 import sys
@@ -106,6 +107,13 @@ def read_file_lines(path: Path) -> list[InputText]:
     if not lines:
         raise KerasformerError(f"--input-file {path} is empty; give one input per line.")
     return [decode(line, f"line {number} of {path}") for number, line in enumerate(lines, start=1)]
+
+
+def read_file_text(path: Path, flag: str = "--context-file") -> InputText:
+    """A whole UTF-8 file as one input (a leading byte order mark dropped)."""
+    if not path.is_file():
+        raise KerasformerError(f"{flag} {path} does not exist; give a UTF-8 text file.")
+    return decode(path.read_bytes().removeprefix(codecs.BOM_UTF8), f"{flag} {path}")
 
 
 def read_stdin_bytes() -> bytes:

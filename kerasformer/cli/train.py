@@ -16,7 +16,7 @@ from kerasformer.cli._arguments import (
     positive_int,
     rate,
 )
-from kerasformer.training.config import default_setting
+from kerasformer.training.config import LR_SCHEDULES, default_setting
 
 # Model options: (flag, type, what it sets). Unset ones keep the model's defaults,
 # which --help reads from each model's builder.
@@ -44,7 +44,8 @@ STRATEGIES = ("default", "one-device", "mirrored", "multi-worker")
 # TrainingConfig's defaults.
 RUN_SETTINGS = (
     "data_dir", "epochs", "batch_size", "learning_rate", "recipe", "fine_tune_learning_rate",
-    "frozen_epochs", "seed", "deterministic", "strategy", "mixed_precision", "xla",
+    "frozen_epochs", "weight_decay", "clip_norm", "lr_schedule", "warmup_fraction",
+    "seed", "deterministic", "strategy", "mixed_precision", "xla",
     "input_pipeline", "validation_fraction", "export_dir", "serving_version", "overwrite",
     "resume",
     "train_file", "validation_file", "test_file", "test_fraction", "tfds_data_dir",
@@ -191,6 +192,25 @@ def add_shared_arguments(
         help=defaulted("Adam learning rate of from-scratch and frozen training", "learning_rate"),
     )  # fmt: skip
     parser.add_argument(
+        "--weight-decay", type=rate,
+        help=defaulted("AdamW's decoupled weight decay for from-scratch and frozen training; "
+                       "0 is Adam", "weight_decay"),
+    )  # fmt: skip
+    parser.add_argument(
+        "--clip-norm", type=positive_float,
+        help="clip the gradients' global norm to this (default: no clipping)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--lr-schedule", choices=LR_SCHEDULES,
+        help=defaulted("the learning rate over training: constant, or a linear warm-up over "
+                       "--warmup-fraction of the steps, then a cosine decay to 0", "lr_schedule"),
+    )  # fmt: skip
+    parser.add_argument(
+        "--warmup-fraction", type=rate,
+        help=defaulted("part of the steps that warm the learning rate up (cosine schedule, "
+                       "unfrozen BERT)", "warmup_fraction"),
+    )  # fmt: skip
+    parser.add_argument(
         "--seed", type=non_negative_int, help=defaulted("same seed, same metrics", "seed")
     )
     parser.add_argument(
@@ -263,6 +283,10 @@ def add_shared_arguments(
     for flag, kind, text in TRANSFORMER_OPTIONS:
         group.add_argument(flag, type=kind, help=with_model_defaults(text, flag))
     group.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
+    group.add_argument(
+        "--tie-embeddings", action="store_true",
+        help="language-model: the output layer is the transposed input embedding",
+    )  # fmt: skip
     group.add_argument(
         "--position", choices=("learned", "sinusoidal", "rotary", "relative"),
         help="how the model knows word order (default learned)",
@@ -426,6 +450,7 @@ def model_options(args: argparse.Namespace) -> dict:
         decoding=getattr(args, "decoding", None),
     )  # fmt: skip
     given["norm_first"] = True if args.norm_first else None
+    given["tie_embeddings"] = True if args.tie_embeddings else None
     given = {name: value for name, value in given.items() if value not in (None, "")}
     allowed = OPTIONS_BY_MODEL.get((args.task, args.model))
     if allowed is None:

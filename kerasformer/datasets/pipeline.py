@@ -220,6 +220,36 @@ def next_token_windows(ids: np.ndarray, window: int) -> tuple[np.ndarray, np.nda
     return inputs, targets
 
 
+def strided_next_token_windows(
+    ids: np.ndarray, window: int, stride: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Overlapping windows that score every next token once, each with enough context.
+
+    Windows start every ``stride`` tokens; the first scores all its targets, each later
+    one only those the previous windows did not, so every target after the first window
+    is read with at least ``window - stride`` tokens before it. Returns ``inputs`` and
+    ``targets`` of shape ``(windows, window)``, padded with 0 at the end, and ``weights``:
+    1 where a target is scored, 0 elsewhere.
+    """
+    if not 1 <= stride <= window:
+        raise ValueError(f"stride must be from 1 to the window ({window}), got {stride}.")
+    last_target = len(ids) - 1
+    inputs, targets, weights = [], [], []
+    scored = 0  # targets 1..scored are scored already
+    start = 0
+    while scored < last_target:
+        length = min(window, last_target - start)
+        row = np.zeros((3, window), ids.dtype)
+        row[0, :length] = ids[start : start + length]
+        row[1, :length] = ids[start + 1 : start + length + 1]
+        first_new = scored - start  # index of target scored + 1 in this window
+        row[2, first_new:length] = 1
+        inputs.append(row[0]), targets.append(row[1]), weights.append(row[2])
+        scored = start + length
+        start += stride
+    return np.array(inputs), np.array(targets), np.array(weights, np.float32)
+
+
 def next_token_batches(
     ids: np.ndarray, window: int, batch_size: int, shuffle_seed: int | None = None
 ) -> tf.data.Dataset:

@@ -37,7 +37,14 @@ class TokenAndPositionEmbedding(Layer):
 
     Masking: with ``mask_zero=True`` (the default) token id 0 is padding, and the layer
     produces a Keras mask that is ``False`` at those positions, which downstream layers
-    such as `TransformerBlock` and ``GlobalAveragePooling1D`` consume.
+    such as `TransformerBlock` and ``GlobalAveragePooling1D`` consume. Called with
+    ``reverse=True`` it passes the mask of its hidden input on to the logits.
+
+    With ``reversible=True`` the layer can also be called the other way: hidden vectors
+    ``(batch, length, embed_dim)`` in, next-token logits ``(batch, length, vocab_size)``
+    out, through the transposed token embedding and an output bias. A language model
+    whose output layer is its input embedding (tied weights, Press & Wolf 2017) learns
+    one table instead of two.
 
     Args:
         vocab_size: Number of token ids, including padding (0) and out-of-vocabulary (1).
@@ -46,6 +53,8 @@ class TokenAndPositionEmbedding(Layer):
         mask_zero: Whether token id 0 is padding and should be masked.
         embeddings_initializer: Initializer for the embedding tables.
         position: ``"learned"``, ``"sinusoidal"`` or ``"none"``.
+        reversible: Whether ``reverse=True`` calls map hidden vectors to token logits
+            (this adds an output bias of ``vocab_size`` weights).
         **kwargs: Standard layer arguments (``name``, ``dtype``, ...).
 
     Call arguments:
@@ -53,6 +62,8 @@ class TokenAndPositionEmbedding(Layer):
         start_index: Position of the first token (default 0), for incremental decoding:
             a decoder fed one new token at a time embeds token ``i`` at position ``i``.
             ``start_index + length`` must not exceed ``maxlen``.
+        reverse: Whether ``inputs`` are hidden vectors ``(batch, length, embed_dim)`` to
+            turn into float32 token logits (only for a ``reversible`` layer).
 
     Example:
 
@@ -60,10 +71,14 @@ class TokenAndPositionEmbedding(Layer):
     >>> ids = np.array([[5, 7, 0]])
     >>> tuple(layer(ids).shape), ops.convert_to_numpy(layer.compute_mask(ids)).tolist()
     ((1, 3, 4), [[True, True, False]])
+    >>> tied = TokenAndPositionEmbedding(100, 8, 4, reversible=True)
+    >>> tuple(tied(tied(ids), reverse=True).shape)
+    (1, 3, 100)
     """
 
     _config_arguments = (
         "vocab_size", "maxlen", "embed_dim", "mask_zero", "embeddings_initializer", "position",
+        "reversible",
     )  # fmt: skip
 
     def __init__(
@@ -74,6 +89,7 @@ class TokenAndPositionEmbedding(Layer):
         mask_zero: bool = True,
         embeddings_initializer="uniform",
         position: str = "learned",
+        reversible: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -90,6 +106,7 @@ class TokenAndPositionEmbedding(Layer):
         if position == "sinusoidal" and self.embed_dim % 2:
             raise LayerError(f"sinusoidal positions need an even embed_dim, got {self.embed_dim}.")
         self.position = position
+        self.reversible = require_bool("reversible", reversible)
         self.supports_masking = self.mask_zero
         self.token_embedding = self._embedding(self.vocab_size, "token_embedding")
         self.position_embedding = None
@@ -114,9 +131,25 @@ class TokenAndPositionEmbedding(Layer):
         build_in_scope(self.token_embedding, input_shape)
         if self.position == "learned":
             build_in_scope(self.position_embedding, (None,))
+        self.output_bias = None
+        if self.reversible:
+            self.output_bias = self.add_weight(
+                name="output_bias", shape=(self.vocab_size,), initializer="zeros"
+            )
         self.built = True
 
-    def call(self, inputs, start_index=0):
+    def __call__(self, *args, reverse=False, **kwargs):
+        # Checked before Keras's __call__, which would wrap an error raised in call in
+        # lines of its own; this should stay one line.
+        if reverse and not self.reversible:
+            raise LayerError(
+                "reverse=True needs a TokenAndPositionEmbedding built with reversible=True."
+            )
+        return super().__call__(*args, reverse=reverse, **kwargs)
+
+    def call(self, inputs, start_index=0, reverse=False):
+        if reverse:
+            return self._logits(inputs)
         static_length = inputs.shape[-1]
         if static_length is not None and isinstance(start_index, int):
             static_length += start_index
@@ -136,6 +169,12 @@ class TokenAndPositionEmbedding(Layer):
             embedded = embedded * math.sqrt(self.embed_dim)
             return embedded + self.position_embedding(embedded, start_index=start_index)
         return embedded
+
+    def _logits(self, hidden):
+        table = ops.cast(self.token_embedding.embeddings, hidden.dtype)
+        logits = ops.matmul(hidden, ops.transpose(table))
+        # float32 logits, so the softmax is stable under mixed precision.
+        return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
 
     def _require_static_length_within_maxlen(self, length: int | None) -> None:
         # Known when tracing (eager calls, Keras inputs, NumPy data): a Python error. A
@@ -165,11 +204,15 @@ class TokenAndPositionEmbedding(Layer):
             return ops.slice(ops.arange(self.maxlen), [start_index], [length])
 
     def compute_mask(self, inputs, mask=None):
+        if len(inputs.shape) == 3:  # hidden vectors, called with reverse=True
+            return mask
         if not self.mask_zero:
             return None
         return ops.not_equal(inputs, 0)
 
     def compute_output_shape(self, input_shape):
+        if len(input_shape) == 3:  # hidden vectors, called with reverse=True
+            return (*tuple(input_shape)[:-1], self.vocab_size)
         return (*tuple(input_shape), self.embed_dim)
 
 

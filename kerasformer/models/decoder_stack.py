@@ -32,13 +32,20 @@ def decoder_stack(
     dropout: float,
     position: str,
     norm_first: bool,
+    tie_embeddings: bool = False,
     encoder_outputs=None,
 ):
-    """Logits ``(batch, length, vocab_size)`` for symbolic ``ids``; they carry its mask."""
+    """Logits ``(batch, length, vocab_size)`` for symbolic ``ids``; they carry its mask.
+
+    With ``tie_embeddings`` the logits come from the token embedding itself, transposed
+    (plus a bias), instead of a Dense layer of their own.
+    """
     embedding_position, attention_position = POSITIONS[position]
-    x = TokenAndPositionEmbedding(
-        vocab_size, maxlen, embed_dim, position=embedding_position, name=embedding_name
-    )(ids)
+    embedding = TokenAndPositionEmbedding(
+        vocab_size, maxlen, embed_dim, position=embedding_position,
+        reversible=tie_embeddings, name=embedding_name,
+    )  # fmt: skip
+    x = embedding(ids)
     for index in range(num_layers):
         block = TransformerDecoderBlock(
             embed_dim, num_heads, ff_dim, dropout=dropout, norm_first=norm_first,
@@ -47,6 +54,8 @@ def decoder_stack(
         x = block(x) if encoder_outputs is None else block(x, encoder_outputs)
     if norm_first:  # pre-LN leaves the residual stream unnormalised
         x = keras.layers.LayerNormalization(epsilon=1e-6, name=NORM_NAME)(x)
+    if tie_embeddings:
+        return embedding(x, reverse=True)
     # float32 logits, so the softmax is stable under mixed precision.
     return keras.layers.Dense(vocab_size, dtype="float32", name=LOGITS_NAME)(x)
 
@@ -58,7 +67,7 @@ class DecoderStack:
     embedding: TokenAndPositionEmbedding
     blocks: tuple[TransformerDecoderBlock, ...]
     final_norm: object | None
-    logits: object
+    logits: object | None  # None: the embedding's reverse gives them (tied embeddings)
 
     @classmethod
     def of(cls, model, embedding_name: str) -> DecoderStack:
@@ -71,7 +80,7 @@ class DecoderStack:
             model.get_layer(embedding_name),
             tuple(blocks),
             model.get_layer(NORM_NAME) if NORM_NAME in names else None,
-            model.get_layer(LOGITS_NAME),
+            model.get_layer(LOGITS_NAME) if LOGITS_NAME in names else None,
         )
 
     @property
@@ -128,4 +137,6 @@ class DecoderStack:
     def _logits(self, x):
         if self.final_norm is not None:
             x = self.final_norm(x)
+        if self.logits is None:
+            return self.embedding(x, reverse=True)
         return self.logits(x)

@@ -30,6 +30,7 @@ DEFAULTS = dict(
     dropout=0.1,
     position="learned",
     norm_first=False,
+    tie_embeddings=False,
 )
 # Tokens generated after a prompt unless told.
 DEFAULT_MAX_TOKENS = 50
@@ -46,8 +47,12 @@ def build_transformer_language_model(
     dropout: float = DEFAULTS["dropout"],
     position: str = DEFAULTS["position"],
     norm_first: bool = DEFAULTS["norm_first"],
+    tie_embeddings: bool = DEFAULTS["tie_embeddings"],
 ):
     """Token ids ``(batch, length <= maxlen)`` to next-token logits ``(batch, length, vocab)``.
+
+    ``tie_embeddings`` makes the output layer the transposed input embedding (Press &
+    Wolf 2017), which holds most of a small model's weights.
 
     Example:
 
@@ -62,6 +67,7 @@ def build_transformer_language_model(
         ids, embedding_name=EMBEDDING_NAME, vocab_size=vocab_size, maxlen=maxlen,
         embed_dim=embed_dim, num_heads=num_heads, ff_dim=ff_dim, num_layers=num_layers,
         dropout=dropout, position=position, norm_first=norm_first,
+        tie_embeddings=tie_embeddings,
     )  # fmt: skip
     return keras.Model(ids, logits, name=MODEL_NAME)
 

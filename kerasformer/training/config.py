@@ -20,6 +20,7 @@ from kerasformer.validation import is_real_number, is_whole_number
 # Far beyond any real run, and below what overflows step counters or memory estimates.
 MAX_EPOCHS = 100_000
 MAX_BATCH_SIZE = 1_000_000
+LR_SCHEDULES = ("constant", "cosine")
 # Accepted as keywords of TrainingConfig for one release; they are distillation's
 # settings and go to ``task_options``.
 DISTILLATION_KEYWORDS = (
@@ -47,6 +48,12 @@ class TrainingConfig:
     fine_tune_learning_rate: float = 3e-5
     warmup_fraction: float = 0.1
     frozen_epochs: int = 1
+    # From-scratch and frozen training: Adam, or AdamW when weight_decay > 0 (biases and
+    # normalisation weights not decayed); clip_norm caps the global gradient norm;
+    # lr_schedule "cosine" warms up over warmup_fraction of the steps, then decays to 0.
+    weight_decay: float = 0.0
+    clip_norm: float | None = None
+    lr_schedule: str = "constant"
     seed: int = 0
     deterministic: bool = False
     strategy: str = "default"
@@ -157,6 +164,7 @@ class TrainingConfig:
             raise KerasformerError("--tensorboard-update-freq goes with --tensorboard DIR.")
         if self.serving_version is not None:
             require_serving_version(self.serving_version)
+        self.require_optimizer_settings()
         if not 0 <= self.warmup_fraction < 1:
             raise KerasformerError(
                 f"warmup_fraction must be in [0, 1), got {self.warmup_fraction!r}."
@@ -165,6 +173,22 @@ class TrainingConfig:
             value = getattr(self, name)
             if not is_real_number(value) or not 0 < value < 1:
                 raise KerasformerError(f"{name} must be between 0 and 1, got {value!r}.")
+
+    def require_optimizer_settings(self) -> None:
+        if not is_real_number(self.weight_decay) or not 0 <= self.weight_decay < 1:
+            raise KerasformerError(
+                f"weight_decay must be in [0, 1), got {self.weight_decay!r}; 0 trains with Adam."
+            )
+        if self.clip_norm is not None and (
+            not is_real_number(self.clip_norm) or not 0 < self.clip_norm < math.inf
+        ):
+            raise KerasformerError(
+                f"clip_norm must be a positive finite number, got {self.clip_norm!r}."
+            )
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise KerasformerError(
+                f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}."
+            )
 
 
 def _task_option(name: str) -> property:

@@ -55,6 +55,9 @@ def run_recipe(
         fine_tune_learning_rate=config.fine_tune_learning_rate,
         warmup_fraction=config.warmup_fraction,
         frozen_epochs=config.frozen_epochs,
+        weight_decay=config.weight_decay,
+        clip_norm=config.clip_norm,
+        lr_schedule=config.lr_schedule,
     )
     last = phases[-1].name
     early = early_stopping_for(

@@ -1,7 +1,9 @@
 """Training recipes: which weights train, with which optimizer, for how many epochs.
 
-- ``from-scratch``: every weight trains with Adam (the transformer classifier).
-- ``frozen``: the pretrained encoder stays fixed; only the head trains, with Adam.
+- ``from-scratch``: every weight trains with Adam (the transformer classifier), or
+  AdamW with weight decay, with the global gradient norm clipped, and with a constant
+  learning rate or linear warm-up then cosine decay to zero, as the settings ask.
+- ``frozen``: the pretrained encoder stays fixed; only the head trains, as from scratch.
 - ``unfrozen``: the encoder is fine-tuned too, with AdamW, linear warm-up over the first
   10% of steps and linear decay to zero (``official.nlp.optimization.create_optimizer``).
 - ``frozen-then-unfrozen``: ``frozen`` for ``frozen_epochs``, then ``unfrozen`` starting
@@ -41,11 +43,22 @@ def recipe_phases(
     fine_tune_learning_rate: float,
     warmup_fraction: float,
     frozen_epochs: int,
+    weight_decay: float = 0.0,
+    clip_norm: float | None = None,
+    lr_schedule: str = "constant",
 ) -> list[Phase]:
     """The phases of ``recipe``; ``epochs`` counts the fine-tuning (or only) phase."""
 
-    def adam():
-        return keras.optimizers.Adam(learning_rate)
+    def adam_for(phase_epochs: int):
+        def make():
+            rate = learning_rate_schedule(
+                lr_schedule, learning_rate, phase_epochs * steps_per_epoch, warmup_fraction
+            )
+            return adam_optimizer(rate, weight_decay, clip_norm)
+
+        return make
+
+    adam = adam_for(epochs)
 
     def adamw_with_warmup():
         from official.nlp import optimization
@@ -63,10 +76,40 @@ def recipe_phases(
         "frozen": [Phase("frozen", epochs, False, adam)],
         "unfrozen": [Phase("unfrozen", epochs, True, adamw_with_warmup)],
         "frozen-then-unfrozen": [
-            Phase("frozen", frozen_epochs, False, adam),
+            Phase("frozen", frozen_epochs, False, adam_for(frozen_epochs)),
             Phase("unfrozen", epochs, True, adamw_with_warmup),
         ],
     }
     if recipe not in phases:
         raise KerasformerError(f"unknown recipe {recipe!r}; choose one of: {', '.join(phases)}.")
     return phases[recipe]
+
+
+# Biases and LayerNormalization's scale and offset are not decayed (as in BERT and GPT-2).
+NOT_DECAYED = ["bias", "gamma", "beta"]
+
+
+def learning_rate_schedule(schedule: str, peak: float, total_steps: int, warmup_fraction: float):
+    """``peak`` throughout (``"constant"``), or ``"cosine"``: a linear warm-up from 0 over
+    ``warmup_fraction`` of the steps, then a cosine decay to 0 at ``total_steps``."""
+    if schedule == "constant":
+        return peak
+    if schedule != "cosine":
+        raise KerasformerError(f"unknown lr_schedule {schedule!r}; choose constant or cosine.")
+    warmup = math.ceil(warmup_fraction * total_steps)
+    return keras.optimizers.schedules.CosineDecay(
+        0.0 if warmup else peak,
+        decay_steps=max(total_steps - warmup, 1),
+        warmup_target=peak if warmup else None,
+        warmup_steps=warmup,
+    )
+
+
+def adam_optimizer(rate, weight_decay: float, clip_norm: float | None):
+    """Adam, or AdamW where ``weight_decay`` > 0; the global gradient norm clipped to
+    ``clip_norm`` where given."""
+    if not weight_decay:
+        return keras.optimizers.Adam(rate, global_clipnorm=clip_norm)
+    optimizer = keras.optimizers.AdamW(rate, weight_decay=weight_decay, global_clipnorm=clip_norm)
+    optimizer.exclude_from_weight_decay(var_names=NOT_DECAYED)
+    return optimizer

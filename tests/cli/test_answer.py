@@ -64,6 +64,36 @@ def test_answer_reads_a_context_file(capsys, trained_question_answerer, tmp_path
     assert context[start:end] == answer != ""
 
 
+def test_a_context_file_that_is_not_utf8_gets_an_error_record(
+    capsys, trained_question_answerer, tmp_path
+):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("Zürich said: striker bank.".encode("latin-1"))
+    code, out, err = run_cli(
+        capsys, "answer", str(trained_question_answerer.export_dir), "--question", "which team",
+        "--context-file", str(path), "--json",
+    )  # fmt: skip
+    assert code == 1
+    (record,) = [json.loads(line) for line in out.splitlines()]
+    assert record["status"] == "error"
+    assert f"--context-file {path} is not valid UTF-8 (byte 0xfc" in record["message"]
+
+
+def test_a_context_files_byte_order_mark_is_not_part_of_the_context(
+    capsys, trained_question_answerer, tmp_path
+):
+    path = tmp_path / "excel.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + "Zürich said: striker bank, today.".encode())
+    code, out, err = run_cli(
+        capsys, "answer", str(trained_question_answerer.export_dir), "--question", "which team",
+        "--context-file", str(path), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    (record,) = [json.loads(line) for line in out.splitlines()]
+    context = "Zürich said: striker bank, today."
+    assert context[record["start"] : record["end"]] == record["answer"]
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [

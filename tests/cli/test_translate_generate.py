@@ -92,7 +92,8 @@ def trained_language_model(tmp_path_factory):
         "train", "--task", "language-model", "--data-dir", str(write_wiki_tokens(root / "wiki")),
         "--export-dir", str(export_dir), "--epochs", "1", "--batch-size", "8",
         "--maxlen", str(LM_WINDOW), "--embed-dim", "8", "--num-heads", "2", "--ff-dim", "8",
-        "--num-layers", "1",
+        "--num-layers", "1", "--tie-embeddings", "--weight-decay", "0.01", "--clip-norm", "1",
+        "--lr-schedule", "cosine", "--warmup-fraction", "0.2",
     )  # fmt: skip
     return (*ran, export_dir)
 
@@ -206,6 +207,13 @@ def test_train_language_model_prints_perplexity_and_exports(trained_language_mod
     assert code == 0, err[-3000:]
     assert "perplexity" in out and f"Exported to {export_dir}" in out
     assert (export_dir / "generator.json").is_file()
+    metrics = json.loads((export_dir / "metrics.json").read_text())
+    config = metrics["config"]
+    assert config["model_options"]["tie_embeddings"] is True
+    assert (config["weight_decay"], config["clip_norm"]) == (0.01, 1.0)
+    assert (config["lr_schedule"], config["warmup_fraction"]) == ("cosine", 0.2)
+    for split in ("validation", "test"):
+        assert 1 < metrics[split]["strided_perplexity"] < 1e6
 
 
 def test_generate_prints_one_line_per_prompt(capsys, trained_language_model):

@@ -8,6 +8,7 @@ from kerasformer.backend import tf
 from kerasformer.datasets import LabeledTexts
 from kerasformer.datasets.pipeline import (
     length_bucket_boundaries,
+    strided_next_token_windows,
     text_batches,
     token_id_batches,
     token_id_examples,
@@ -153,3 +154,28 @@ def test_an_empty_split_gives_no_batches():
     empty = LabeledTexts(np.array([], dtype=object), np.array([], dtype=np.int64))
     vectorize = lambda texts: tf.zeros([tf.shape(texts)[0], 4], tf.int64)  # noqa: E731
     assert list(token_id_batches(token_id_examples(empty, vectorize), 8, "bucketed", 4)) == []
+
+
+@pytest.mark.parametrize(
+    "tokens, window, stride", [(11, 4, 2), (40, 8, 4), (9, 8, 4), (2, 5, 2), (30, 6, 6), (23, 7, 3)]
+)
+def test_strided_windows_score_every_next_token_once_with_enough_context(tokens, window, stride):
+    ids = np.arange(100, 100 + tokens, dtype=np.int32)  # each id names its position
+    inputs, targets, weights = strided_next_token_windows(ids, window, stride)
+    scored = []
+    for row_inputs, row_targets, row_weights in zip(inputs, targets, weights, strict=True):
+        real = row_inputs != 0
+        # Each target is the token after its input, in the stream's order.
+        np.testing.assert_array_equal(row_targets[real] - row_inputs[real], 1)
+        assert (row_weights[~real] == 0).all()
+        for position in np.flatnonzero(row_weights):
+            target = row_targets[position] - 100
+            context = position + 1  # the tokens the model reads before predicting it
+            assert context >= min(target, window - stride + 1)
+            scored.append(target)
+    assert sorted(scored) == list(range(1, tokens))
+
+
+def test_strided_windows_refuse_a_stride_longer_than_the_window():
+    with pytest.raises(ValueError, match="stride must be from 1 to the window"):
+        strided_next_token_windows(np.arange(1, 10), 4, 5)

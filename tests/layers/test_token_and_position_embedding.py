@@ -155,3 +155,67 @@ def test_config_has_every_constructor_argument_and_round_trips():
     assert TokenAndPositionEmbedding.from_config(config).get_config() == config
     registered = keras.saving.get_registered_name(TokenAndPositionEmbedding)
     assert registered == "kerasformer>TokenAndPositionEmbedding"
+
+
+def test_reverse_is_hidden_times_the_transposed_token_table_plus_bias():
+    layer = TokenAndPositionEmbedding(vocab_size=11, maxlen=6, embed_dim=4, reversible=True)
+    layer.build((None, None))
+    bias = np.random.default_rng(0).normal(size=11).astype("float32")
+    layer.output_bias.assign(bias)
+    hidden = np.random.default_rng(1).normal(size=(2, 3, 4)).astype("float32")
+    logits = numpy(layer(ops.convert_to_tensor(hidden), reverse=True))
+    expected = np.einsum("bld,vd->blv", hidden, token_table(layer)) + bias
+    np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_tied_model_learns_one_table_and_passes_the_mask_to_its_logits():
+    ids = keras.Input(shape=(None,), dtype="int32")
+    layer = TokenAndPositionEmbedding(vocab_size=13, maxlen=6, embed_dim=4, reversible=True)
+    logits = layer(keras.layers.Dense(4)(layer(ids)), reverse=True)
+    model = keras.Model(ids, logits)
+    names = sorted(weight.name.split("/")[-1].split(":")[0] for weight in model.weights)
+    assert names.count("embeddings") == 2  # tokens and positions, no second token table
+    assert len(model.weights) == 5  # the two tables, the output bias, Dense's two
+    batch = np.array([[3, 5, 0], [4, 0, 0]], "int32")
+    assert tuple(model(batch).shape) == (2, 3, 13)
+    hidden, mask = ops.ones((2, 3, 4)), ops.convert_to_tensor(batch != 0)
+    assert layer.compute_mask(hidden, mask) is mask  # the logits keep the padding mask
+
+
+def test_reverse_needs_a_reversible_layer():
+    layer = TokenAndPositionEmbedding(vocab_size=11, maxlen=6, embed_dim=4)
+    layer.build((None, None))
+    with pytest.raises(KerasformerError, match="^reverse=True needs .* reversible=True"):
+        layer(ops.ones((1, 2, 4)), reverse=True)
+
+
+def test_harness_of_a_reversible_layer(tmp_path):
+    # The output bias serves reverse calls only, so a forward fit step leaves it alone:
+    # the tied model below trains it.
+    ids = np.array([[3, 5, 0, 0, 0], [1, 2, 9, 4, 0]], dtype="int32")
+    run_layer_test(
+        TokenAndPositionEmbedding,
+        dict(vocab_size=10, maxlen=6, embed_dim=4, reversible=True),
+        ids,
+        (2, 5, 4),
+        expected_output_mask=ids != 0,
+        expected_num_trainable_weights=3,
+        run_training_check=False,
+        tmp_path=tmp_path,
+    )
+
+
+def test_a_tied_model_trains_every_weight_and_reloads(tmp_path):
+    ids = keras.Input(shape=(None,), dtype="int32")
+    layer = TokenAndPositionEmbedding(vocab_size=9, maxlen=5, embed_dim=4, reversible=True)
+    model = keras.Model(ids, layer(layer(ids), reverse=True))
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    batch = np.array([[3, 5, 2, 0], [4, 1, 7, 8]], "int32")
+    before = [numpy(weight).copy() for weight in layer.weights]
+    model.fit(batch, np.roll(batch, -1, axis=1), epochs=1, verbose=0)
+    after = [numpy(weight) for weight in layer.weights]
+    assert not any(np.allclose(old, new) for old, new in zip(before, after, strict=True))
+    path = tmp_path / "tied.keras"
+    model.save(path)
+    reloaded = keras.models.load_model(path)
+    np.testing.assert_allclose(numpy(reloaded(batch)), numpy(model(batch)), rtol=1e-6)

@@ -64,11 +64,13 @@ def tiny_rnn_translator(seed=0):
     )
 
 
-def tiny_language_model(position="learned", norm_first=False, num_layers=1, seed=0):
+def tiny_language_model(
+    position="learned", norm_first=False, num_layers=1, seed=0, tie_embeddings=False
+):
     keras.utils.set_random_seed(seed)
     model = build_transformer_language_model(
         LM_VOCAB, maxlen=MAXLEN, embed_dim=16, num_heads=2, ff_dim=16, num_layers=num_layers,
-        dropout=0.0, position=position, norm_first=norm_first,
+        dropout=0.0, position=position, norm_first=norm_first, tie_embeddings=tie_embeddings,
     )  # fmt: skip
     return with_random_position_tables(model, seed)
 
@@ -186,6 +188,32 @@ def test_language_model_steps_with_the_cache_equal_the_full_pass(position, norm_
     for index in range(TOKENS.shape[1]):
         logits, cache = decoder.step(tf.constant(TOKENS[:, : index + 1]), index, cache)
         np.testing.assert_allclose(logits.numpy(), full[:, index], atol=1e-5)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_a_tied_language_model_reads_its_logits_off_its_input_embedding(norm_first):
+    untied = tiny_language_model(norm_first=norm_first, num_layers=2)
+    model = tiny_language_model(norm_first=norm_first, num_layers=2, tie_embeddings=True)
+    # The output kernel (embed_dim x vocab) is gone; the output bias stays.
+    assert untied.count_params() - model.count_params() == 16 * LM_VOCAB
+    rng = np.random.default_rng(0)
+    for weight in model.weights:  # biases start at 0, which would hide them
+        weight.assign(rng.normal(0.0, 0.5, weight.shape).astype("float32"))
+    decoder = DecoderStack.of(model, EMBEDDING_NAME)
+    ids = tf.constant(TOKENS)
+    hidden = decoder.embedding(ids)
+    for block in decoder.blocks:
+        hidden = block(hidden, training=False)
+    if decoder.final_norm is not None:
+        hidden = decoder.final_norm(hidden)
+    table = decoder.embedding.token_embedding.embeddings.numpy()
+    bias = decoder.embedding.output_bias.numpy()
+    expected = hidden.numpy() @ table.T + bias
+    np.testing.assert_allclose(model(ids, training=False).numpy(), expected, atol=1e-4)
+    cache = decoder.empty_caches(len(TOKENS), MAXLEN)
+    for index in range(TOKENS.shape[1]):
+        logits, cache = decoder.step(tf.constant(TOKENS[:, : index + 1]), index, cache)
+        np.testing.assert_allclose(logits.numpy(), expected[:, index], atol=1e-4)
 
 
 def test_rnn_decoding_steps_equal_the_full_pass():

@@ -1,4 +1,5 @@
 import json
+import re
 
 import numpy as np
 import pytest
@@ -152,3 +153,59 @@ def test_unfrozen_export_serves_raw_strings_without_kerasformer(
     )  # fmt: skip
     assert cli.returncode == 0, cli.stderr[-2000:]
     assert "Result for output key probabilities" in cli.stdout
+
+
+def scratch_optimizer(**settings):
+    (phase,) = recipe_phases(
+        "from-scratch", epochs=2, steps_per_epoch=10, learning_rate=1e-3,
+        fine_tune_learning_rate=3e-5, warmup_fraction=0.1, frozen_epochs=1, **settings,
+    )  # fmt: skip
+    return phase.make_optimizer()
+
+
+def test_cosine_schedule_warms_up_linearly_then_decays_on_a_cosine_to_zero():
+    schedule = scratch_optimizer(lr_schedule="cosine")._learning_rate
+    total, warmup = 20, 2
+    for step in range(total + 3):
+        if step < warmup:
+            expected = 1e-3 * step / warmup
+        else:
+            progress = min(step - warmup, total - warmup) / (total - warmup)
+            expected = 1e-3 * 0.5 * (1 + np.cos(np.pi * progress))
+        assert float(schedule(step)) == pytest.approx(expected, rel=1e-4, abs=1e-9)
+
+
+def test_weight_decay_shrinks_kernels_but_not_biases_or_normalisation():
+    optimizer = scratch_optimizer(weight_decay=0.1, clip_norm=1.0)
+    assert optimizer.global_clipnorm == 1.0
+    dense = keras.layers.Dense(3)
+    norm = keras.layers.LayerNormalization()
+    dense.build((None, 4)), norm.build((None, 3))
+    variables = dense.trainable_weights + norm.trainable_weights
+    before = [variable.numpy().copy() for variable in variables]
+    # Zero gradients: Adam moves nothing, so any change is the decay alone.
+    optimizer.apply_gradients([(np.zeros(v.shape, "float32"), v) for v in variables])
+    kernel, *others = variables
+    np.testing.assert_allclose(kernel.numpy(), before[0] * (1 - 1e-3 * 0.1), rtol=1e-6)
+    for variable, old in zip(others, before[1:], strict=True):
+        np.testing.assert_array_equal(variable.numpy(), old)
+
+
+def test_without_weight_decay_from_scratch_is_plain_adam():
+    optimizer = scratch_optimizer()
+    assert type(optimizer).__name__ == "Adam" and optimizer.global_clipnorm is None
+    assert float(optimizer.learning_rate) == pytest.approx(1e-3)
+
+
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        (dict(weight_decay=-0.1), "weight_decay must be in [0, 1)"),
+        (dict(clip_norm=0.0), "clip_norm must be a positive finite number"),
+        (dict(lr_schedule="linear"), "lr_schedule must be one of constant, cosine"),
+    ],
+)
+def test_bad_optimizer_settings_are_one_line_errors(setting, message, tmp_path):
+    config = TrainingConfig(epochs=1, export_dir=str(tmp_path / "out"), **setting)
+    with pytest.raises(KerasformerError, match=re.escape(message)):
+        config.validate()

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kerasformer.backend import keras
+from kerasformer.backend import keras, tf
 from kerasformer.datasets.data_summary import summarize_tokens
-from kerasformer.datasets.pipeline import next_token_batches
+from kerasformer.datasets.pipeline import next_token_batches, strided_next_token_windows
 from kerasformer.datasets.wikitext import END_OF_LINE, LanguageModelData
 from kerasformer.errors import KerasformerError
 from kerasformer.export.generator_export import write_generator
@@ -58,7 +58,13 @@ class LanguageModelingTask(Task):
         return summarize_tokens(data, generator.vocabulary)
 
     def evaluate(self, generator: TextGenerator, data: LanguageModelData, config) -> dict:
-        """Perplexity: exp of the mean next-token loss over every window of a split."""
+        """Perplexity: exp of the mean next-token loss over every window of a split.
+
+        ``perplexity`` reads the split in windows that each start afresh, so a window's
+        first tokens are predicted from little context; ``strided_perplexity`` slides
+        windows by half their length, so every token after the first window is
+        predicted from at least half a window (see `strided_next_token_windows`).
+        """
         index = {token: i + 2 for i, token in enumerate(generator.vocabulary)}
         metrics = {}
         for split in ("validation", "test"):
@@ -70,6 +76,9 @@ class LanguageModelingTask(Task):
                 "perplexity": math.exp(loss),
                 "token_accuracy": float(accuracy),
                 "tokens": int((len(ids) - 1) // generator.maxlen * generator.maxlen),
+                "strided_perplexity": strided_perplexity(
+                    generator.model, ids, generator.maxlen, config.batch_size
+                ),
             }
         return metrics
 
@@ -95,3 +104,18 @@ def capped_vocabulary(vocabulary: list[str], vocab_size: int | None) -> list[str
 def token_ids(tokens, index: dict[str, int]) -> np.ndarray:
     """Each token's id; tokens outside the vocabulary get the unknown id 1."""
     return np.fromiter((index.get(token, 1) for token in tokens), np.int32, len(tokens))
+
+
+def strided_perplexity(model, ids: np.ndarray, window: int, batch_size: int) -> float:
+    """exp of the mean loss of every next token of ``ids``, windows sliding by half."""
+    inputs, targets, weights = strided_next_token_windows(ids, window, max(window // 2, 1))
+    batches = tf.data.Dataset.from_tensor_slices((inputs, targets, weights)).batch(batch_size)
+
+    @tf.function
+    def summed_loss(x, y, w):
+        logits = tf.cast(model(x, training=False), tf.float32)
+        losses = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+        return tf.reduce_sum(losses * w)
+
+    total = sum(float(summed_loss(x, y, w)) for x, y, w in batches)
+    return math.exp(total / float(weights.sum()))
