@@ -31,6 +31,8 @@ BASE = dict(
     tie_embeddings=False, learning_rate=1e-3, weight_decay=0.0, clip_norm=None,
     lr_schedule="constant", warmup_fraction=0.1, batch_size=32, epochs=6,
 )  # fmt: skip
+# Tied embeddings with AdamW (decay 0.1), a warm-up and cosine schedule, clipping at 1.
+TUNED = dict(tie_embeddings=True, weight_decay=0.1, lr_schedule="cosine", clip_norm=1.0)
 # Each setting changes the base in the named ways, one lever (or one combination) a line.
 SETTINGS = {
     "base (as bench/language_model.py)": {},
@@ -38,70 +40,34 @@ SETTINGS = {
     "tied, dropout 0.2": dict(tie_embeddings=True, dropout=0.2),
     "tied, dropout 0.3": dict(tie_embeddings=True, dropout=0.3),
     "dropout 0.3, untied": dict(dropout=0.3),
-    "tied, dropout 0.2, AdamW 0.1, cosine, clip 1": dict(
-        tie_embeddings=True, dropout=0.2, weight_decay=0.1, lr_schedule="cosine", clip_norm=1.0
-    ),
-    "tied, dropout 0.3, AdamW 0.1, cosine, clip 1": dict(
-        tie_embeddings=True, dropout=0.3, weight_decay=0.1, lr_schedule="cosine", clip_norm=1.0
-    ),
-    "same, lr 2e-3": dict(
-        tie_embeddings=True,
-        dropout=0.3,
-        weight_decay=0.1,
-        lr_schedule="cosine",
-        clip_norm=1.0,
-        learning_rate=2e-3,
-    ),
-    "same (lr 1e-3), window 256": dict(
-        tie_embeddings=True,
-        dropout=0.3,
-        weight_decay=0.1,
-        lr_schedule="cosine",
-        clip_norm=1.0,
-        maxlen=256,
-    ),
+    "tied, dropout 0.2, AdamW 0.1, cosine, clip 1": {**TUNED, "dropout": 0.2},
+    "tied, dropout 0.3, AdamW 0.1, cosine, clip 1": {**TUNED, "dropout": 0.3},
+    "same, lr 2e-3": {**TUNED, "dropout": 0.3, "learning_rate": 2e-3},
+    "same (lr 1e-3), window 256": {**TUNED, "dropout": 0.3, "maxlen": 256},
     # Round 2: more updates per epoch, a higher rate, more width, more epochs.
-    "tied, AdamW 0.1, cosine, clip 1, lr 2e-3": dict(
-        tie_embeddings=True,
-        weight_decay=0.1,
-        lr_schedule="cosine",
-        clip_norm=1.0,
-        learning_rate=2e-3,
-    ),
+    "tied, AdamW 0.1, cosine, clip 1, lr 2e-3": {**TUNED, "learning_rate": 2e-3},
     "tied, batch 16": dict(tie_embeddings=True, batch_size=16),
-    "tied, batch 16, AdamW 0.1, cosine, clip 1, lr 2e-3": dict(
-        tie_embeddings=True,
-        batch_size=16,
-        weight_decay=0.1,
-        lr_schedule="cosine",
-        clip_norm=1.0,
-        learning_rate=2e-3,
-    ),
-    "tied, window 64, AdamW 0.1, cosine, clip 1, lr 2e-3": dict(
-        tie_embeddings=True,
-        maxlen=64,
-        weight_decay=0.1,
-        lr_schedule="cosine",
-        clip_norm=1.0,
-        learning_rate=2e-3,
-    ),
-    "tied, 256 wide, ff 1024, dropout 0.2, AdamW 0.1, cosine, clip 1": dict(
-        tie_embeddings=True,
-        embed_dim=256,
-        ff_dim=1024,
-        dropout=0.2,
-        weight_decay=0.1,
-        lr_schedule="cosine",
-        clip_norm=1.0,
-    ),
-    "tied, AdamW 0.1, cosine, clip 1, lr 2e-3, 15 epochs": dict(
-        tie_embeddings=True,
-        weight_decay=0.1,
-        lr_schedule="cosine",
-        clip_norm=1.0,
-        learning_rate=2e-3,
-        epochs=15,
-    ),
+    "tied, batch 16, AdamW 0.1, cosine, clip 1, lr 2e-3": {
+        **TUNED,
+        "batch_size": 16,
+        "learning_rate": 2e-3,
+    },  # fmt: skip
+    "tied, window 64, AdamW 0.1, cosine, clip 1, lr 2e-3": {
+        **TUNED,
+        "maxlen": 64,
+        "learning_rate": 2e-3,
+    },  # fmt: skip
+    "tied, 256 wide, ff 1024, dropout 0.2, AdamW 0.1, cosine, clip 1": {
+        **TUNED,
+        "embed_dim": 256,
+        "ff_dim": 1024,
+        "dropout": 0.2,
+    },  # fmt: skip
+    "tied, AdamW 0.1, cosine, clip 1, lr 2e-3, 15 epochs": {
+        **TUNED,
+        "learning_rate": 2e-3,
+        "epochs": 15,
+    },  # fmt: skip
 }
 
 
