@@ -113,7 +113,11 @@ def read_file_text(path: Path, flag: str = "--context-file") -> InputText:
     """A whole UTF-8 file as one input (a leading byte order mark dropped)."""
     if not path.is_file():
         raise KerasformerError(f"{flag} {path} does not exist; give a UTF-8 text file.")
-    return decode(path.read_bytes().removeprefix(codecs.BOM_UTF8), f"{flag} {path}")
+    where = f"{flag} {path}"
+    given = decode(path.read_bytes().removeprefix(codecs.BOM_UTF8), where)
+    if given.problem is None and "\x00" in given.text:
+        return InputText(where, given.text, f"{where} holds a NUL byte; save it as UTF-8 text")
+    return given
 
 
 def read_stdin_bytes() -> bytes:

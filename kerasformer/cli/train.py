@@ -198,12 +198,14 @@ def add_shared_arguments(
     )  # fmt: skip
     parser.add_argument(
         "--clip-norm", type=positive_float,
-        help="clip the gradients' global norm to this (default: no clipping)",
+        help="from-scratch and frozen training: clip the gradients' global norm to this "
+        "(default: no clipping)",
     )  # fmt: skip
     parser.add_argument(
         "--lr-schedule", choices=LR_SCHEDULES,
-        help=defaulted("the learning rate over training: constant, or a linear warm-up over "
-                       "--warmup-fraction of the steps, then a cosine decay to 0", "lr_schedule"),
+        help=defaulted("from-scratch and frozen training's learning rate: constant, or a "
+                       "linear warm-up over --warmup-fraction of the steps, then a cosine "
+                       "decay to 0", "lr_schedule"),
     )  # fmt: skip
     parser.add_argument(
         "--warmup-fraction", type=rate,

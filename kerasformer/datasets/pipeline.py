@@ -247,6 +247,8 @@ def strided_next_token_windows(
         inputs.append(row[0]), targets.append(row[1]), weights.append(row[2])
         scored = start + length
         start += stride
+    if not inputs:  # fewer than two tokens: nothing to predict
+        return (np.zeros((0, window), ids.dtype),) * 2 + (np.zeros((0, window), np.float32),)
     return np.array(inputs), np.array(targets), np.array(weights, np.float32)
 
 

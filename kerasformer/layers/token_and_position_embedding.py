@@ -145,7 +145,9 @@ class TokenAndPositionEmbedding(Layer):
             raise LayerError(
                 "reverse=True needs a TokenAndPositionEmbedding built with reversible=True."
             )
-        return super().__call__(*args, reverse=reverse, **kwargs)
+        if reverse:  # passed only when set, so a forward call is recorded as before
+            kwargs["reverse"] = True
+        return super().__call__(*args, **kwargs)
 
     def call(self, inputs, start_index=0, reverse=False):
         if reverse:
@@ -171,10 +173,11 @@ class TokenAndPositionEmbedding(Layer):
         return embedded
 
     def _logits(self, hidden):
-        table = ops.cast(self.token_embedding.embeddings, hidden.dtype)
-        logits = ops.matmul(hidden, ops.transpose(table))
-        # float32 logits, so the softmax is stable under mixed precision.
-        return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
+        # float32 logits, as a Dense(dtype="float32") output layer computes them, so the
+        # softmax is stable under mixed precision.
+        table = ops.cast(self.token_embedding.embeddings, "float32")
+        logits = ops.einsum("...d,vd->...v", ops.cast(hidden, "float32"), table)
+        return logits + ops.cast(self.output_bias, "float32")
 
     def _require_static_length_within_maxlen(self, length: int | None) -> None:
         # Known when tracing (eager calls, Keras inputs, NumPy data): a Python error. A
@@ -209,6 +212,11 @@ class TokenAndPositionEmbedding(Layer):
         if not self.mask_zero:
             return None
         return ops.not_equal(inputs, 0)
+
+    def compute_output_spec(self, inputs, start_index=0, reverse=False):
+        # Keras 3 only (tf-keras traces call): logits are float32 whatever the policy.
+        dtype = "float32" if reverse else self.compute_dtype
+        return keras.KerasTensor(self.compute_output_shape(inputs.shape), dtype=dtype)
 
     def compute_output_shape(self, input_shape):
         if len(input_shape) == 3:  # hidden vectors, called with reverse=True

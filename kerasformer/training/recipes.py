@@ -86,7 +86,7 @@ def recipe_phases(
 
 
 # Biases and LayerNormalization's scale and offset are not decayed (as in BERT and GPT-2).
-NOT_DECAYED = ["bias", "gamma", "beta"]
+NOT_DECAYED = [r"(bias|gamma|beta)(:\d+)?$"]  # the weight's own name, last in its path
 
 
 def learning_rate_schedule(schedule: str, peak: float, total_steps: int, warmup_fraction: float):
@@ -96,7 +96,8 @@ def learning_rate_schedule(schedule: str, peak: float, total_steps: int, warmup_
         return peak
     if schedule != "cosine":
         raise KerasformerError(f"unknown lr_schedule {schedule!r}; choose constant or cosine.")
-    warmup = math.ceil(warmup_fraction * total_steps)
+    # At least one step after the warm-up, so that a short run still trains at its peak.
+    warmup = min(math.ceil(warmup_fraction * total_steps), max(total_steps - 1, 0))
     return keras.optimizers.schedules.CosineDecay(
         0.0 if warmup else peak,
         decay_steps=max(total_steps - warmup, 1),

@@ -31,7 +31,7 @@ import numpy as np
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.training.run_settings import compared_settings
+from kerasformer.training.run_settings import compared_settings, with_added_settings
 from kerasformer.validation import is_whole_number
 
 CONFIG_FILE = "config.json"
@@ -135,9 +135,10 @@ class RunDirectory:
             self.epochs = read_json(epochs_file, default=[])
 
     def _require_same_settings(self) -> None:
-        saved = read_json(self.path / CONFIG_FILE, default={})
-        changed = sorted(key for key in self.config.keys() | saved.keys()
-                         if self.config.get(key) != saved.get(key))  # fmt: skip
+        saved = with_added_settings(read_json(self.path / CONFIG_FILE, default={}))
+        ours = with_added_settings(self.config)
+        changed = sorted(key for key in ours.keys() | saved.keys()
+                         if ours.get(key) != saved.get(key))  # fmt: skip
         if changed:
             raise KerasformerError(
                 f"--resume continues the run in {self.path}, which was started with other "

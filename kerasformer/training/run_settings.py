@@ -25,6 +25,9 @@ NOT_CARRIED = ("overwrite", "resume")
 FILE_SETTINGS = ("train_file", "validation_file", "test_file", "data_dir")
 YAML_SUFFIXES = (".yaml", ".yml")
 HASH_CHUNK = 1 << 20
+# Settings added after runs were first kept, with the value a run saved without them used.
+ADDED_SETTINGS = {"weight_decay": 0.0, "clip_norm": None, "lr_schedule": "constant"}
+ADDED_MODEL_OPTIONS = {"tie_embeddings": False}
 
 
 def run_settings(config) -> dict:
@@ -52,6 +55,16 @@ def compared_settings(config) -> dict:
     for name in (DATA_FILES, VERSION):
         settings.pop(name)
     return json.loads(json.dumps(settings, default=str))
+
+
+def with_added_settings(saved: dict) -> dict:
+    """Compared settings saved by an earlier release, with the settings added since then
+    at the values that release trained with (so its runs can still be resumed)."""
+    saved = {**ADDED_SETTINGS, **saved}
+    options = saved.get("model_options")
+    if isinstance(options, dict):
+        saved["model_options"] = {**ADDED_MODEL_OPTIONS, **options}
+    return saved
 
 
 def file_hash(path: Path) -> str:

@@ -64,11 +64,18 @@ def test_answer_reads_a_context_file(capsys, trained_question_answerer, tmp_path
     assert context[start:end] == answer != ""
 
 
-def test_a_context_file_that_is_not_utf8_gets_an_error_record(
-    capsys, trained_question_answerer, tmp_path
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("Zürich said: striker bank.".encode("latin-1"), "is not valid UTF-8 (byte 0xfc"),
+        ("Zürich said:\x00 striker bank.".encode(), "holds a NUL byte"),
+    ],
+)
+def test_a_context_file_that_is_not_utf8_text_gets_an_error_record(
+    capsys, trained_question_answerer, tmp_path, content, message
 ):
-    path = tmp_path / "latin1.txt"
-    path.write_bytes("Zürich said: striker bank.".encode("latin-1"))
+    path = tmp_path / "context.txt"
+    path.write_bytes(content)
     code, out, err = run_cli(
         capsys, "answer", str(trained_question_answerer.export_dir), "--question", "which team",
         "--context-file", str(path), "--json",
@@ -76,7 +83,7 @@ def test_a_context_file_that_is_not_utf8_gets_an_error_record(
     assert code == 1
     (record,) = [json.loads(line) for line in out.splitlines()]
     assert record["status"] == "error"
-    assert f"--context-file {path} is not valid UTF-8 (byte 0xfc" in record["message"]
+    assert f"--context-file {path} {message}" in record["message"]
 
 
 def test_a_context_files_byte_order_mark_is_not_part_of_the_context(

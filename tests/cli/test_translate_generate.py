@@ -216,6 +216,23 @@ def test_train_language_model_prints_perplexity_and_exports(trained_language_mod
         assert 1 < metrics[split]["strided_perplexity"] < 1e6
 
 
+def test_the_default_untied_language_model_trains_and_generates(capsys, tmp_path):
+    export_dir = tmp_path / "export"
+    code, out, err = run_cli(
+        capsys, "train", "--task", "language-model", "--data-dir",
+        str(write_wiki_tokens(tmp_path / "wiki")), "--export-dir", str(export_dir),
+        "--epochs", "1", "--batch-size", "8", "--maxlen", str(LM_WINDOW), "--embed-dim", "8",
+        "--num-heads", "2", "--ff-dim", "8", "--num-layers", "1",
+    )  # fmt: skip
+    assert code == 0, err[-3000:]
+    config = json.loads((export_dir / "config.json").read_text())  # defaults resolved
+    assert config["model_options"]["tie_embeddings"] is False
+    assert (config["weight_decay"], config["lr_schedule"]) == (0.0, "constant")
+    code, out, err = run_cli(capsys, "generate", str(export_dir), "the cat", "--max-tokens", "3")
+    assert code == 0, err
+    assert out.startswith("the cat") and len(out.split()) <= 5
+
+
 def test_generate_prints_one_line_per_prompt(capsys, trained_language_model):
     export_dir = trained_language_model[-1]
     prompts = ["the cat", "a dog sat"]

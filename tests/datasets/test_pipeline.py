@@ -176,6 +176,11 @@ def test_strided_windows_score_every_next_token_once_with_enough_context(tokens,
     assert sorted(scored) == list(range(1, tokens))
 
 
+def test_strided_windows_of_a_single_token_are_empty():
+    inputs, targets, weights = strided_next_token_windows(np.array([5], np.int32), 4, 2)
+    assert inputs.shape == targets.shape == weights.shape == (0, 4)
+
+
 def test_strided_windows_refuse_a_stride_longer_than_the_window():
     with pytest.raises(ValueError, match="stride must be from 1 to the window"):
         strided_next_token_windows(np.arange(1, 10), 4, 5)

@@ -182,6 +182,23 @@ def test_a_tied_model_learns_one_table_and_passes_the_mask_to_its_logits():
     assert layer.compute_mask(hidden, mask) is mask  # the logits keep the padding mask
 
 
+def test_reverse_gives_float32_logits_under_mixed_precision():
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        ids = keras.Input(shape=(None,), dtype="int32")
+        layer = TokenAndPositionEmbedding(vocab_size=11, maxlen=6, embed_dim=4, reversible=True)
+        hidden = layer(ids)
+        logits = layer(hidden, reverse=True)
+        assert "float32" in str(logits.dtype) and "bfloat16" in str(hidden.dtype)
+        model = keras.Model(ids, [hidden, logits])
+        batch = np.array([[3, 5, 2]], "int32")
+        vectors, out = (numpy(t) for t in model(batch))
+        expected = vectors.astype("float32") @ token_table(layer).astype("float32").T
+        np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+
+
 def test_reverse_needs_a_reversible_layer():
     layer = TokenAndPositionEmbedding(vocab_size=11, maxlen=6, embed_dim=4)
     layer.build((None, None))

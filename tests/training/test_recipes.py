@@ -182,6 +182,9 @@ def test_weight_decay_shrinks_kernels_but_not_biases_or_normalisation():
     norm = keras.layers.LayerNormalization()
     dense.build((None, 4)), norm.build((None, 3))
     variables = dense.trainable_weights + norm.trainable_weights
+    rng = np.random.default_rng(0)
+    for variable in variables:  # biases and offsets start at 0, which decay leaves alone
+        variable.assign(rng.normal(1.0, 0.5, variable.shape).astype("float32"))
     before = [variable.numpy().copy() for variable in variables]
     # Zero gradients: Adam moves nothing, so any change is the decay alone.
     optimizer.apply_gradients([(np.zeros(v.shape, "float32"), v) for v in variables])
@@ -189,6 +192,17 @@ def test_weight_decay_shrinks_kernels_but_not_biases_or_normalisation():
     np.testing.assert_allclose(kernel.numpy(), before[0] * (1 - 1e-3 * 0.1), rtol=1e-6)
     for variable, old in zip(others, before[1:], strict=True):
         np.testing.assert_array_equal(variable.numpy(), old)
+
+
+def test_a_run_too_short_to_warm_up_starts_at_its_peak():
+    for steps, fraction in ((1, 0.5), (10, 0.0)):
+        (phase,) = recipe_phases(
+            "from-scratch", epochs=1, steps_per_epoch=steps, learning_rate=1e-3,
+            fine_tune_learning_rate=3e-5, warmup_fraction=fraction, frozen_epochs=1,
+            lr_schedule="cosine",
+        )  # fmt: skip
+        schedule = phase.make_optimizer()._learning_rate
+        assert float(schedule(0)) == pytest.approx(1e-3, rel=1e-6)
 
 
 def test_without_weight_decay_from_scratch_is_plain_adam():

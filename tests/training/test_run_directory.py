@@ -378,3 +378,19 @@ def test_question_answering_windows_are_checked_before_anything_is_built(
         "position embeddings cover 64 tokens); pass --seq-length 64 or less."
     )
     assert built == [] and not run_directory_for(export_dir).exists()
+
+
+def test_a_run_kept_before_the_optimizer_settings_existed_resumes(tmp_path):
+    config = tiny_config(tmp_path / "export", task="language-model", dataset="wikitext2",
+                         model="transformer", model_options=dict(maxlen=16))  # fmt: skip
+    path = run_directory_for(tmp_path / "export")
+    write_run(path, config, 1)
+    saved = json.loads((path / CONFIG_FILE).read_text())
+    for name in ("weight_decay", "clip_norm", "lr_schedule"):
+        del saved[name]
+    del saved["model_options"]["tie_embeddings"]
+    (path / CONFIG_FILE).write_text(json.dumps(saved))
+    RunDirectory(path, compared_settings(config), resume=True, start=False)  # not refused
+    tied = replace(config, model_options={**config.model_options, "tie_embeddings": True})
+    with pytest.raises(KerasformerError, match=r"other settings \(model_options\)"):
+        RunDirectory(path, compared_settings(tied), resume=True, start=False)

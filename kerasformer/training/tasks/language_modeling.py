@@ -117,5 +117,7 @@ def strided_perplexity(model, ids: np.ndarray, window: int, batch_size: int) -> 
         losses = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
         return tf.reduce_sum(losses * w)
 
+    if not weights.sum():
+        return math.nan  # fewer than two tokens: no next token to predict
     total = sum(float(summed_loss(x, y, w)) for x, y, w in batches)
     return math.exp(total / float(weights.sum()))
