@@ -191,10 +191,14 @@ def test_reverse_gives_float32_logits_under_mixed_precision():
         logits = layer(hidden, reverse=True)
         assert "float32" in str(logits.dtype) and "bfloat16" in str(hidden.dtype)
         model = keras.Model(ids, [hidden, logits])
+        table = np.random.default_rng(0).normal(size=(11, 4)).astype("float32")
+        layer.token_embedding.embeddings.assign(table)  # values near 1, not near 0
         batch = np.array([[3, 5, 2]], "int32")
         vectors, out = (numpy(t) for t in model(batch))
         expected = vectors.astype("float32") @ token_table(layer).astype("float32").T
-        np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+        # Keras 3 hands the call its table autocast to bfloat16 (tf-keras: float32), so the
+        # products are within bfloat16's rounding of the float32 ones.
+        np.testing.assert_allclose(out, expected, rtol=2e-2, atol=2e-2)
     finally:
         keras.mixed_precision.set_global_policy("float32")
 
