@@ -92,16 +92,21 @@ def test_input_longer_than_maxlen_is_a_clear_error_in_a_functional_model():
         TokenAndPositionEmbedding(vocab_size=30, maxlen=4, embed_dim=4)(inputs)
 
 
-@pytest.mark.parametrize("position", ["learned", "sinusoidal"])
-def test_harness(position, tmp_path):
+@pytest.mark.parametrize(
+    "position, reversible", [("learned", False), ("sinusoidal", False), ("learned", True)]
+)
+def test_harness(position, reversible, tmp_path):
     ids = np.array([[3, 5, 0, 0, 0], [1, 2, 9, 4, 0]], dtype="int32")
     run_layer_test(
         TokenAndPositionEmbedding,
-        dict(vocab_size=10, maxlen=6, embed_dim=4, position=position),
+        dict(vocab_size=10, maxlen=6, embed_dim=4, position=position, reversible=reversible),
         ids,
         (2, 5, 4),
         expected_output_mask=ids != 0,
-        expected_num_trainable_weights=2 if position == "learned" else 1,
+        expected_num_trainable_weights=(2 if position == "learned" else 1) + reversible,
+        # The output bias serves reverse calls only, so a forward fit step leaves it
+        # alone: test_a_tied_model_trains_every_weight_and_reloads trains it.
+        run_training_check=not reversible,
         tmp_path=tmp_path,
     )
 
@@ -208,22 +213,6 @@ def test_reverse_needs_a_reversible_layer():
     layer.build((None, None))
     with pytest.raises(KerasformerError, match="^reverse=True needs .* reversible=True"):
         layer(ops.ones((1, 2, 4)), reverse=True)
-
-
-def test_harness_of_a_reversible_layer(tmp_path):
-    # The output bias serves reverse calls only, so a forward fit step leaves it alone:
-    # the tied model below trains it.
-    ids = np.array([[3, 5, 0, 0, 0], [1, 2, 9, 4, 0]], dtype="int32")
-    run_layer_test(
-        TokenAndPositionEmbedding,
-        dict(vocab_size=10, maxlen=6, embed_dim=4, reversible=True),
-        ids,
-        (2, 5, 4),
-        expected_output_mask=ids != 0,
-        expected_num_trainable_weights=3,
-        run_training_check=False,
-        tmp_path=tmp_path,
-    )
 
 
 def test_a_tied_model_trains_every_weight_and_reloads(tmp_path):
