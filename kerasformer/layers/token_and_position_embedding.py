@@ -173,8 +173,8 @@ class TokenAndPositionEmbedding(Layer):
         return embedded
 
     def _logits(self, hidden):
-        # float32 logits, as a Dense(dtype="float32") output layer computes them, so the
-        # softmax is stable under mixed precision.
+        # float32 logits, so the softmax is stable under mixed precision (the table is read
+        # as the policy autocasts it inside the call, so a float16 table is rounded).
         table = ops.cast(self.token_embedding.embeddings, "float32")
         logits = ops.einsum("...d,vd->...v", ops.cast(hidden, "float32"), table)
         return logits + ops.cast(self.output_bias, "float32")
