@@ -103,7 +103,10 @@ def read_pairs(args: argparse.Namespace) -> list[InputText]:
 def question_pair(question: str, context: str | None, context_file: Path | None) -> InputText:
     """--question with --context or --context-file, as the JSON line of one pair."""
     where = "--question and --context"
-    given = InputText(where, context) if context is not None else read_file_text(context_file)
+    if context is not None:
+        given = InputText(where, context)
+    else:
+        given = read_file_text(context_file, "--context-file")
     line = json.dumps({"question": question, "context": given.text}, ensure_ascii=False)
     return InputText(where, line, given.problem)
 

@@ -109,7 +109,7 @@ def read_file_lines(path: Path) -> list[InputText]:
     return [decode(line, f"line {number} of {path}") for number, line in enumerate(lines, start=1)]
 
 
-def read_file_text(path: Path, flag: str = "--context-file") -> InputText:
+def read_file_text(path: Path, flag: str) -> InputText:
     """A whole UTF-8 file as one input (a leading byte order mark dropped)."""
     if not path.is_file():
         raise KerasformerError(f"{flag} {path} does not exist; give a UTF-8 text file.")
