@@ -10,6 +10,9 @@ published small-model figure: the PyTorch word_language_model example's README
     python bench/language_model.py --epochs 3 --batch-size 32
     python bench/language_model.py --name tied --tie-embeddings --dropout 0.2 \\
         --weight-decay 0.1 --clip-norm 1 --lr-schedule cosine --early-stopping 2
+    python bench/language_model.py --name tuned --epochs 6 --batch-size 16 --num-layers 6 \\
+        --tie-embeddings --weight-decay 0.1 --clip-norm 1 --lr-schedule cosine \\
+        --learning-rate 2e-3 --early-stopping 6
     python bench/language_model.py --table
 
 Each run is kept under its --name in bench/results/language_model.json.
@@ -54,6 +57,7 @@ LEVERS = (
     ("--tie-embeddings", dict(action="store_true")),
     ("--dropout", dict(type=float)),
     ("--maxlen", dict(type=int)),
+    ("--num-layers", dict(type=int)),
     ("--learning-rate", dict(type=float)),
     ("--weight-decay", dict(type=float)),
     ("--clip-norm", dict(type=float)),
@@ -61,7 +65,7 @@ LEVERS = (
     ("--warmup-fraction", dict(type=float)),
     ("--early-stopping", dict(type=int)),
 )
-MODEL_LEVERS = ("tie_embeddings", "dropout", "maxlen")
+MODEL_LEVERS = ("tie_embeddings", "dropout", "maxlen", "num_layers")
 
 
 def main() -> None:

@@ -178,7 +178,7 @@ TASKS: dict[str, TaskEntry] = {
                 ),
             ),
             export_kind="language-model",
-            headline_metrics=("perplexity",),
+            headline_metrics=("perplexity", "strided_perplexity"),
             file_reader="kerasformer.datasets.corpus_from_files:from_text_files",
         ),
         TaskEntry(

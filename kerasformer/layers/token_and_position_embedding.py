@@ -176,7 +176,12 @@ class TokenAndPositionEmbedding(Layer):
         # float32 logits, so the softmax is stable under mixed precision (the table is read
         # as the policy autocasts it inside the call, so a float16 table is rounded).
         table = ops.cast(self.token_embedding.embeddings, "float32")
-        logits = ops.einsum("...d,vd->...v", ops.cast(hidden, "float32"), table)
+        # One (tokens, embed_dim) x (embed_dim, vocab) product: TensorFlow's gradient of a
+        # batched or broadcast einsum keeps a (batch, vocab, embed_dim) or larger tensor
+        # before summing it, which ran a WikiText-2 model (33,280 words) out of memory.
+        shape = ops.shape(hidden)
+        rows = ops.reshape(ops.cast(hidden, "float32"), (-1, self.embed_dim))
+        logits = ops.reshape(ops.matmul(rows, ops.transpose(table)), (shape[0], shape[1], -1))
         return logits + ops.cast(self.output_bias, "float32")
 
     def _require_static_length_within_maxlen(self, length: int | None) -> None:

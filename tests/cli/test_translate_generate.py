@@ -212,8 +212,17 @@ def test_train_language_model_prints_perplexity_and_exports(trained_language_mod
     assert config["model_options"]["tie_embeddings"] is True
     assert (config["weight_decay"], config["clip_norm"]) == (0.01, 1.0)
     assert (config["lr_schedule"], config["warmup_fraction"]) == ("cosine", 0.2)
-    for split in ("validation", "test"):
+    header, *rows = [
+        line.split()
+        for line in out.splitlines()
+        if line.startswith(("split", "validation", "test"))
+    ]
+    assert header == ["split", "examples", "perplexity", "strided_perplexity"]
+    for split, row in zip(("validation", "test"), rows, strict=True):
         assert 1 < metrics[split]["strided_perplexity"] < 1e6
+        printed = [float(value) for value in row[2:]]
+        expected = [round(metrics[split][name], 4) for name in header[2:]]
+        assert row[0] == split and printed == expected
 
 
 def test_the_default_untied_language_model_trains_and_generates(capsys, tmp_path):

@@ -78,3 +78,30 @@ def test_keras_model_compiled_with_xla_refuses_batches_longer_than_maxlen():
         np.testing.assert_array_equal(old, new.numpy())  # nothing was learned from it
     with pytest.raises(tf.errors.InvalidArgumentError, match=XLA_TOO_LONG):
         model.predict(padded_batches(6).map(lambda ids, label: ids), verbose=0)
+
+
+def test_the_tied_table_gradient_never_builds_a_batch_by_vocabulary_by_width_tensor():
+    # A (batch, length, vocab, width) intermediate: 33,280 words at batch 32 ran out of
+    # memory. Every tensor of the gradient graph is no larger than the logits, the hidden
+    # vectors or the table.
+    batch, length, vocab, width = 3, 5, 7, 11
+    layer = TokenAndPositionEmbedding(vocab, length, width, reversible=True)
+    layer(tf.ones((batch, length), tf.int32))
+
+    @tf.function(input_signature=[tf.TensorSpec((batch, length, width), tf.float32)])
+    def table_gradient(hidden):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(layer(hidden, reverse=True) ** 2)
+        return tape.gradient(loss, layer.token_embedding.embeddings)
+
+    graph = table_gradient.get_concrete_function().graph
+    sizes = [
+        output.shape.num_elements() or 0 for op in graph.get_operations() for output in op.outputs
+    ]
+    assert sizes, "the gradient graph has no operations"
+    assert max(sizes) <= max(batch * length * vocab, batch * length * width, vocab * width)
+    hidden = np.random.default_rng(0).normal(size=(batch, length, width)).astype("float32")
+    table = layer.token_embedding.embeddings.numpy()
+    logits = hidden @ table.T + layer.output_bias.numpy()
+    expected = 2 * np.einsum("btv,btd->vd", logits, hidden)  # d/dW sum((hW^T + b)^2)
+    np.testing.assert_allclose(table_gradient(hidden).numpy(), expected, rtol=1e-4, atol=1e-4)
