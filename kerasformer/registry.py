@@ -143,21 +143,23 @@ TASKS: dict[str, TaskEntry] = {
             models=(
                 ModelEntry(
                     "transformer",
-                    TRANSFORMER_OPTIONS | {"vocab_size", "num_layers"},
+                    TRANSFORMER_OPTIONS | {"vocab_size", "num_layers", "tokenizer"},
                     builder="kerasformer.models.transformer_translator:build_transformer_translator",
                     defaults="kerasformer.models.transformer_translator:DEFAULTS",
                     decoding="kerasformer.models.transformer_translator:TransformerTranslatorDecoding",
                 ),
                 ModelEntry(
                     "rnn",
-                    frozenset({"vocab_size", "maxlen", "embed_dim", "units", "dropout"}),
+                    frozenset(
+                        {"vocab_size", "maxlen", "embed_dim", "units", "dropout", "tokenizer"}
+                    ),
                     builder="kerasformer.models.rnn_translator:build_rnn_translator",
                     defaults="kerasformer.models.rnn_translator:DEFAULTS",
                     decoding="kerasformer.models.rnn_translator:RnnTranslatorDecoding",
                 ),
             ),
             export_kind="translator",
-            headline_metrics=("bleu", "chrf", "token_accuracy"),
+            headline_metrics=("bleu", "chrf", "bleu_lowercase", "token_accuracy"),
             file_reader="kerasformer.datasets.pairs_from_files:from_sentence_pairs",
             data_options=frozenset({"source_column", "target_column", "delimiter"}),
         ),

@@ -290,6 +290,12 @@ def add_shared_arguments(
         help="language-model: the output layer is the transposed input embedding",
     )  # fmt: skip
     group.add_argument(
+        "--tokenizer", choices=("word", "sentencepiece"),
+        help="translation: lower-cased words, or SentencePiece subwords learnt from the "
+        "training pairs, which keep case and have no unknown words (default word; "
+        "--vocab-size: 15000 words or 8000 subwords a language)",
+    )  # fmt: skip
+    group.add_argument(
         "--position", choices=("learned", "sinusoidal", "rotary", "relative"),
         help="how the model knows word order (default learned)",
     )  # fmt: skip
@@ -449,7 +455,7 @@ def model_options(args: argparse.Namespace) -> dict:
         position=args.position, preprocess=args.preprocess, encoder=args.encoder,
         seq_length=args.seq_length, doc_stride=args.doc_stride,
         null_threshold=getattr(args, "null_threshold", None),
-        decoding=getattr(args, "decoding", None),
+        decoding=getattr(args, "decoding", None), tokenizer=args.tokenizer,
     )  # fmt: skip
     given["norm_first"] = True if args.norm_first else None
     given["tie_embeddings"] = True if args.tie_embeddings else None

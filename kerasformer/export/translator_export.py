@@ -6,6 +6,9 @@ The export directory holds:
     model.keras                               the Keras model, for kerasformer
     source_vocabulary.txt, target_vocabulary.txt, translator.json
                                               what `load_translator` needs besides it
+    source_subwords.model, target_subwords.model
+                                              the SentencePiece models, when the
+                                              translator reads subwords
 
 Signatures: ``serving_default`` (greedy) and ``beam_search`` (beam width fixed at
 export), each taking ``inputs``, a batch of strings, and returning ``outputs``. An empty
@@ -23,7 +26,9 @@ from kerasformer.files.text_files import write_lines, write_settings
 from kerasformer.loading.keras_model import KERAS_FILE
 from kerasformer.loading.translator import (
     SETTINGS_FILE,
+    SOURCE_SUBWORDS_FILE,
     SOURCE_VOCABULARY_FILE,
+    TARGET_SUBWORDS_FILE,
     TARGET_VOCABULARY_FILE,
     load_translator,  # noqa: F401  (its old home)
 )
@@ -34,15 +39,15 @@ OUTPUT_NAME = "outputs"
 
 
 class TranslatorServing(tf.Module):
-    """The model, its vocabularies and the two decoding signatures."""
+    """The model, its tokenizers and the two decoding signatures."""
 
     def __init__(self, translator: Translator, beam_width: int):
         super().__init__(name="translator_serving")
         self._translator = translator
         # Tracked here so their variables and lookup tables are saved.
         self.model = translator.model
-        self.source_vectorizer = translator.source_vectorizer
-        self.target_vectorizer = translator.target_vectorizer
+        self.source_tokenizer = translator.source_tokenizer
+        self.target_tokenizer = translator.target_tokenizer
         self.beam_width = beam_width
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=INPUT_NAME)])
@@ -60,7 +65,7 @@ def write_translator(
     beam_width: int = DEFAULT_BEAM_WIDTH,
     languages: tuple[str, str] | None = None,
 ) -> None:
-    """Write the SavedModel, ``model.keras`` and the vocabularies into ``directory``.
+    """Write the SavedModel, ``model.keras`` and the tokenizers into ``directory``.
 
     ``languages``, the source's and the target's names, are recorded in the settings.
     """
@@ -74,11 +79,18 @@ def write_translator(
     translator.model.save(directory / KERAS_FILE)
     write_lines(directory / SOURCE_VOCABULARY_FILE, translator.source_vocabulary)
     write_lines(directory / TARGET_VOCABULARY_FILE, translator.target_vocabulary)
+    tokenizers = (translator.source_tokenizer, translator.target_tokenizer)
+    if tokenizers[0].kind != tokenizers[1].kind:
+        raise ValueError("a translator's source and target tokenizers must be of one kind.")
+    if tokenizers[0].kind == "sentencepiece":
+        (directory / SOURCE_SUBWORDS_FILE).write_bytes(tokenizers[0].model)
+        (directory / TARGET_SUBWORDS_FILE).write_bytes(tokenizers[1].model)
     settings = {
         "model": translator.model.name,
         "family": translator.family,
         "maxlen": translator.maxlen,
         "beam_width": beam_width,
+        "tokenizer": tokenizers[0].kind,
     }
     if languages is not None:
         settings["source_language"], settings["target_language"] = languages

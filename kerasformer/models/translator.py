@@ -1,6 +1,6 @@
-"""A trained translation model with its vocabularies: strings in, strings out.
+"""A trained translation model with its tokenizers: strings in, strings out.
 
-`Translator` turns sentences into word ids, decodes with the model (greedy or beam
+`Translator` turns sentences into word or subword ids, decodes with the model (greedy or beam
 search, the decoder's key/value cache on by default) and turns ids back into
 sentences, all in TensorFlow ops, so the same functions run eagerly, in ``tf.data`` and
 inside an exported SavedModel. It also gives the attention alignment of a sentence.
@@ -18,14 +18,13 @@ from kerasformer.errors import KerasformerError
 from kerasformer.models.attention_maps import AttentionMap
 from kerasformer.models.generation import decode, ids_before_end
 from kerasformer.models.rnn_translator import MODEL_NAME as RNN_NAME
+from kerasformer.models.subword_tokenizer import SubwordTokenizer
 from kerasformer.models.transformer_translator import SOURCE_INPUT, TARGET_INPUT
 from kerasformer.models.word_tokenizer import (
     END_TOKEN,
     START_TOKEN,
-    join_words,
+    WordTokenizer,
     known_word_counts,
-    lower_words_and_punctuation,
-    word_vectorizer,
 )
 from kerasformer.registry import TASKS, resolve
 
@@ -56,11 +55,23 @@ class Alignment:
     weights: np.ndarray  # (layers, heads, target, source); the RNN has one of each
 
 
-class Translator:
-    """A translation model and its source and target vocabularies.
+Tokenizer = WordTokenizer | SubwordTokenizer
 
-    ``target_vocabulary`` starts with ``[start]`` and ``[end]``; neither vocabulary
-    holds the padding and unknown tokens (ids 0 and 1).
+
+def word_tokenizer_for(vocabulary: Sequence[str] | Tokenizer, name: str) -> Tokenizer:
+    """A tokenizer as given, or a vocabulary (a list of words) as a `WordTokenizer`."""
+    if isinstance(vocabulary, WordTokenizer | SubwordTokenizer):
+        return vocabulary
+    return WordTokenizer(list(vocabulary), name=name)
+
+
+class Translator:
+    """A translation model and its source and target tokenizers.
+
+    Each tokenizer is a `WordTokenizer` (lower-cased words; given as its vocabulary, a
+    list of words) or a `SubwordTokenizer` (SentencePiece). Ids 0 and 1 pad and stand
+    for unknown tokens, and the target's ids 2 and 3 start and end a sentence, so a word
+    target vocabulary starts with ``[start]`` and ``[end]``.
 
     Example:
 
@@ -72,52 +83,53 @@ class Translator:
     def __init__(
         self,
         model,
-        source_vocabulary: Sequence[str],
-        target_vocabulary: Sequence[str],
+        source_tokenizer: Sequence[str] | Tokenizer,
+        target_tokenizer: Sequence[str] | Tokenizer,
         maxlen: int,
         cached: bool = True,
         family: str | None = None,
     ):
-        if tuple(target_vocabulary[:2]) != TARGET_RESERVED:
+        if isinstance(target_tokenizer, Sequence) and (
+            tuple(target_tokenizer[:2]) != TARGET_RESERVED
+        ):
             raise ValueError(f"the target vocabulary must start with {TARGET_RESERVED}.")
         self.model = model
         self.maxlen = maxlen
-        self.source_vectorizer = word_vectorizer(source_vocabulary, name="source_words")
-        self.target_vectorizer = word_vectorizer(target_vocabulary, name="target_words")
-        self.target_table = tf.constant(["", "[UNK]", *target_vocabulary])
+        self.source_tokenizer = word_tokenizer_for(source_tokenizer, "source_words")
+        self.target_tokenizer = word_tokenizer_for(target_tokenizer, "target_words")
         self.family = family or family_of(model)
         self.decoding = decoding_for(model, cached, self.family)
 
     @property
     def source_vocabulary(self) -> list[str]:
-        return self.source_vectorizer.get_vocabulary()[2:]
+        return self.source_tokenizer.vocabulary
 
     @property
     def target_vocabulary(self) -> list[str]:
-        return self.target_vectorizer.get_vocabulary()[2:]
+        return self.target_tokenizer.vocabulary
 
     # -- ids -------------------------------------------------------------------------
 
     def source_ids(self, texts: tf.Tensor) -> tf.RaggedTensor:
-        """Each source sentence's word ids, unpadded."""
-        return tf.cast(self.source_vectorizer(texts), tf.int32)
+        """Each source sentence's token ids, unpadded."""
+        return self.source_tokenizer.ids(texts)
 
     def target_ids(self, texts: tf.Tensor) -> tf.RaggedTensor:
-        """Each target sentence's word ids between ``[start]`` and ``[end]``."""
-        ids = tf.cast(self.target_vectorizer(texts), tf.int32)
+        """Each target sentence's token ids between ``[start]`` and ``[end]``."""
+        ids = self.target_tokenizer.ids(texts)
         rows = ids.nrows()
         start = tf.fill([rows, 1], START_ID)
         end = tf.fill([rows, 1], END_ID)
         return tf.concat([start, ids, end], axis=1)
 
     def known_words(self, texts: Sequence[str]) -> list[int]:
-        """How many words of each sentence are in the source vocabulary."""
+        """How many tokens of each sentence are in the source vocabulary."""
         if not len(texts):
             return []
         return known_word_counts(self.source_ids(tf.constant(list(texts), dtype=tf.string)))
 
     def source_lengths(self, texts: Sequence[str]) -> list[int]:
-        """How many words (ids) each source sentence has for this model."""
+        """How many tokens (ids) each source sentence has for this model."""
         if not len(texts):
             return []
         return self.source_ids(tf.constant(list(texts), dtype=tf.string)).row_lengths().numpy()
@@ -130,7 +142,7 @@ class Translator:
             self._step,
             tf.fill([tf.shape(source_ids)[0]], START_ID),
             cache,
-            vocab_size=int(self.target_table.shape[0]),
+            vocab_size=self.target_tokenizer.size,
             max_length=max_length,
             end_id=END_ID,
             beam_width=beam_width,
@@ -148,7 +160,7 @@ class Translator:
     def translate_tensor(self, texts: tf.Tensor, beam_width: int = GREEDY) -> tf.Tensor:
         """Translations of a batch of strings; an empty source gives an empty string.
 
-        A sentence longer than ``maxlen`` words fails with an InvalidArgumentError that
+        A sentence longer than ``maxlen`` tokens fails with an InvalidArgumentError that
         says so (graph code cannot raise kerasformer's errors).
         """
         ids = self.source_ids(texts)
@@ -156,12 +168,15 @@ class Translator:
         check = tf.debugging.assert_less_equal(
             tf.reduce_max(tf.concat([lengths, [0]], 0)),
             tf.cast(self.maxlen, lengths.dtype),
-            message=f"a sentence is longer than the model limit of {self.maxlen} words; split it.",
+            message=(
+                f"a sentence is longer than the model limit of {self.maxlen} "
+                f"{self.source_tokenizer.unit}; split it."
+            ),
         )
         with tf.control_dependencies([check]):
             padded = ids.to_tensor()
         generated = ids_before_end(self.translate_ids(padded, beam_width), END_ID)
-        sentences = join_words(tf.gather(self.target_table, generated))
+        sentences = self.target_tokenizer.texts(generated)
         return tf.where(tf.equal(lengths, 0), tf.constant(""), sentences)
 
     def translate(
@@ -189,7 +204,7 @@ class Translator:
         return functions[beam_width]
 
     def require_translatable(self, texts: Sequence[str]) -> None:
-        """One-line errors for what cannot be translated: no words, too many words."""
+        """One-line errors for what cannot be translated: no words, too many tokens."""
         if isinstance(texts, str):
             raise KerasformerError("pass a list of sentences, not one string.")
         for index, length in enumerate(self.source_lengths(texts)):
@@ -205,8 +220,9 @@ class Translator:
         if length == 0:
             return "has no words to translate; pass some text"
         if length > self.maxlen:
+            unit = self.source_tokenizer.unit
             return (
-                f"has {length} words, more than the model's {self.maxlen}; split it into "
+                f"has {length} {unit}, more than the model's {self.maxlen}; split it into "
                 "shorter sentences"
             )
         return None
@@ -220,12 +236,9 @@ class Translator:
         generated = ids_before_end(self.translate_ids(source, beam_width), END_ID)
         target_input = tf.concat([[[START_ID]], generated.to_tensor()], axis=1)
         weights = self.decoding.cross_attention_stack(source, target_input)
-        words = lambda table, ids: [w.decode("utf-8") for w in tf.gather(table, ids).numpy()]  # noqa: E731
-        # The words as read (ids would show unknown words as [UNK]).
-        read = lower_words_and_punctuation(tf.constant([text]))[0].numpy().decode("utf-8")
         return Alignment(
-            source_tokens=read.split(),
-            target_tokens=[*words(self.target_table, generated[0]), END_TOKEN],
+            source_tokens=self.source_tokenizer.read_pieces(text),
+            target_tokens=[*self.target_tokenizer.pieces(generated[0].numpy()), END_TOKEN],
             weights=weights.numpy()[:, 0],
         )
 
@@ -241,10 +254,8 @@ class Translator:
         source = self.source_ids(tf.constant([text])).to_tensor()
         generated = ids_before_end(self.translate_ids(source), END_ID)
         target_input = tf.concat([[[START_ID]], generated.to_tensor()], axis=1)
-        read = lower_words_and_punctuation(tf.constant([text]))[0].numpy().decode("utf-8")
-        source_tokens = tuple(read.split())
-        target_words = tf.gather(self.target_table, target_input[0]).numpy()
-        target_tokens = tuple(word.decode("utf-8") for word in target_words)
+        source_tokens = tuple(self.source_tokenizer.read_pieces(text))
+        target_tokens = tuple(self.target_tokenizer.pieces(target_input[0].numpy()))
         found = self.decoding.named_attention(source, target_input)
         keys = {"encoder self-attention": (source_tokens, source_tokens),
                 "decoder self-attention": (target_tokens, target_tokens),

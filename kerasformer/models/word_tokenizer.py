@@ -91,3 +91,47 @@ def vocabulary_table(vectorizer: keras.layers.TextVectorization) -> tf.Tensor:
 
 def ids_to_words(ids: tf.RaggedTensor | tf.Tensor, table: tf.Tensor) -> tf.RaggedTensor:
     return tf.gather(table, ids)
+
+
+class WordTokenizer(tf.Module):
+    """Sentences to word ids and back: `word_vectorizer` one way, `join_words` the other.
+
+    Ids 0 and 1 are padding and unknown; ``vocabulary`` holds every other id's word, in
+    id order (a target vocabulary starts with ``[start]`` and ``[end]``, ids 2 and 3).
+    Lower-cases its input, so its output is lower case. A `tf.Module`: a SavedModel that
+    holds it holds its lookup table.
+    """
+
+    kind = "word"
+    unit = "words"
+
+    def __init__(self, vocabulary: Sequence[str], name: str | None = None):
+        super().__init__(name=name)
+        self.vectorizer = word_vectorizer(vocabulary, name=name)
+        self.table = tf.constant(["", "[UNK]", *vocabulary])
+
+    @property
+    def vocabulary(self) -> list[str]:
+        return self.vectorizer.get_vocabulary()[2:]
+
+    @property
+    def size(self) -> int:
+        """How many ids, padding and unknown included."""
+        return int(self.table.shape[0])
+
+    def ids(self, texts: tf.Tensor) -> tf.RaggedTensor:
+        """Each text's word ids, unpadded."""
+        return tf.cast(self.vectorizer(texts), tf.int32)
+
+    def texts(self, ids: tf.RaggedTensor) -> tf.Tensor:
+        """Each row of ids as a sentence, punctuation attached where a reader expects it."""
+        return join_words(tf.gather(self.table, ids))
+
+    def pieces(self, ids) -> list[str]:
+        """The word of each id of one sentence."""
+        return [word.decode("utf-8") for word in tf.gather(self.table, ids).numpy()]
+
+    def read_pieces(self, text: str) -> list[str]:
+        """The words of ``text`` as read, unknown ones included (its ids would show
+        them as ``[UNK]``)."""
+        return lower_words_and_punctuation(tf.constant([text]))[0].numpy().decode("utf-8").split()

@@ -421,3 +421,29 @@ def test_text_with_no_known_word_is_answered_with_a_warning(capsys, trained_tran
     assert [r["status"] for r in records] == ["ok", "warning"]
     assert "so its continuation is a guess" in records[1]["message"]
     assert err.count("kerasformer: warning:") == 1
+
+
+def test_an_rnn_translator_on_subwords_trains_and_translates_in_a_fresh_process(spa_dir, tmp_path):
+    from kerasformer.loading.translator import load_translator
+
+    export_dir = tmp_path / "subwords"
+    code, out, err = run_cli_in_fixture(
+        "train", "--task", "translation", "--model", "rnn", "--data-dir", str(spa_dir),
+        "--export-dir", str(export_dir), "--epochs", "1", "--batch-size", "16",
+        "--maxlen", str(2 * MAXLEN), "--tokenizer", "sentencepiece", "--vocab-size", "40",
+        *TINY_TRANSLATOR_FLAGS["rnn"],
+    )  # fmt: skip
+    assert code == 0, err[-3000:]
+    settings = json.loads((export_dir / "translator.json").read_text())
+    assert settings["tokenizer"] == "sentencepiece"
+    assert (export_dir / "source_subwords.model").is_file()
+    sentences = ["Three one four.", "Nine two.", "Seven seven eight five."]
+    picture = tmp_path / "alignment.png"
+    translate, aligned = run_commands(
+        ["translate", export_dir, *sentences],
+        ["translate", export_dir, sentences[0], "--alignment", picture],
+    )
+    assert translate["code"] == 0, translate["stderr"]
+    assert translate["stdout"].split("\n")[:-1] == load_translator(export_dir).translate(sentences)
+    assert aligned["code"] == 0, aligned["stderr"]
+    assert_not_blank(read_png(picture))

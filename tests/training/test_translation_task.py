@@ -19,6 +19,7 @@ from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
 from kerasformer.models.translator import Translator
 from kerasformer.training import TrainingConfig, train
 from tests.helpers.data import reversal_pairs
+from tests.helpers.processes import run_python_json
 
 HELD_OUT = 100  # validation and test pairs each
 TRAIN_PAIRS = 2000
@@ -118,6 +119,9 @@ def test_bleu_and_chrf_are_sacrebleus_scores_of_the_greedy_translations(
     references = [list(part.targets)]
     scores = trained_rnn.metrics[split]
     assert scores["bleu"] == pytest.approx(
+        sacrebleu.corpus_bleu(translations, references).score, abs=1e-9
+    )
+    assert scores["bleu_lowercase"] == pytest.approx(
         sacrebleu.corpus_bleu(translations, references, lowercase=True).score, abs=1e-9
     )
     assert scores["chrf"] == pytest.approx(
@@ -190,3 +194,80 @@ def test_translators_train_and_decode_with_mixed_precision_and_xla(
     translations = result.model.translate(list(test.sources))
     exact = np.mean([got == want for got, want in zip(translations, test.targets, strict=True)])
     assert exact >= 0.8, exact
+
+
+# Digits to Spanish number words with their own casing and accents, in reverse order,
+# the sentence ended by a full stop: only a tokenizer that keeps case can write them.
+CASED_WORDS = ("cero", "Uno", "Dós", "TRES", "cuatro", "Cinco", "séis", "Siete", "ocho", "Nueve")
+SUBWORD_OPTIONS = dict(TRANSFORMER_OPTIONS, tokenizer="sentencepiece", vocab_size=40, maxlen=20)
+
+
+def cased_pairs(sources: list[str]) -> SentencePairs:
+    targets = [
+        " ".join(CASED_WORDS[int(digit)] for digit in reversed(text.split())) + "."
+        for text in sources
+    ]
+    return SentencePairs(np.array(sources, dtype=object), np.array(targets, dtype=object))
+
+
+@pytest.fixture(scope="module")
+def trained_subword_transformer(tmp_path_factory):
+    rng, seen = np.random.default_rng(1), set()
+    splits = {
+        split: cased_pairs(digit_strings(count, rng, seen))
+        for split, count in (("test", HELD_OUT), ("validation", HELD_OUT), ("train", TRAIN_PAIRS))
+    }
+    data = TranslationData("cased_digits", "digits", "Spanish number words", splits)
+    export_dir = tmp_path_factory.mktemp("subwords") / "transformer"
+    return train_translator("transformer", SUBWORD_OPTIONS, data, export_dir), data
+
+
+def test_a_subword_translator_writes_case_accents_and_punctuation(trained_subword_transformer):
+    result, data = trained_subword_transformer
+    test = data.splits["test"]
+    translations = result.model.translate(list(test.sources))
+    assert exact_share(translations, test.targets) >= 0.9, translations[:5]
+    assert result.model.source_tokenizer.kind == "sentencepiece"
+    scores = result.metrics["test"]
+    references = [list(test.targets)]
+    assert scores["bleu"] == pytest.approx(
+        sacrebleu.corpus_bleu(translations, references).score, abs=1e-9
+    )
+    assert scores["bleu"] >= 90
+    # Lower-cased output would lose most of the cased score.
+    lowered = [text.lower() for text in translations]
+    assert sacrebleu.corpus_bleu(lowered, references).score < scores["bleu"] - 30
+
+
+# A fresh interpreter with TensorFlow and TensorFlow Text (whose ops SentencePiece needs,
+# as TF-Hub's BERT preprocessing does) but not kerasformer: argv[1] the export, argv[2]
+# the sentences.
+SERVE_SUBWORDS = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401
+
+translator = tf.saved_model.load(sys.argv[1])
+texts = tf.constant(json.loads(sys.argv[2]))
+served = {
+    name: [t.decode("utf-8") for t in translator.signatures[name](inputs=texts)["outputs"].numpy()]
+    for name in ("serving_default", "beam_search")
+}
+served["kerasformer_imported"] = any(name.startswith("kerasformer") for name in sys.modules)
+print(json.dumps(served))
+"""
+
+
+def test_a_subword_export_serves_and_loads_the_same_translations(trained_subword_transformer):
+    from kerasformer.loading.translator import load_translator
+
+    result, data = trained_subword_transformer
+    sources = list(data.splits["validation"].sources[:20])
+    served = run_python_json(SERVE_SUBWORDS, str(result.export_dir), json.dumps(sources))
+    assert served.pop("kerasformer_imported") is False
+    assert served["serving_default"] == result.model.translate(sources)
+    assert served["beam_search"] == result.model.translate(sources, beam_width=4)
+    loaded = load_translator(result.export_dir)
+    assert loaded.target_tokenizer.kind == "sentencepiece"
+    assert loaded.target_vocabulary == result.model.target_vocabulary
+    assert loaded.translate(sources) == served["serving_default"]

@@ -1,4 +1,4 @@
-"""Translation: sentence pairs in, a `Translator` (model and vocabularies) out."""
+"""Translation: sentence pairs in, a `Translator` (model and tokenizers) out."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from kerasformer.datasets.pipeline import sequence_pair_examples, teacher_forcin
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
 from kerasformer.errors import KerasformerError
 from kerasformer.export.translator_export import write_translator
-from kerasformer.models.translator import TARGET_RESERVED, Translator
-from kerasformer.models.word_tokenizer import adapted_vocabulary
+from kerasformer.models.subword_tokenizer import SubwordTokenizer, train_subwords
+from kerasformer.models.translator import TARGET_RESERVED, Tokenizer, Translator
+from kerasformer.models.word_tokenizer import WordTokenizer, adapted_vocabulary
 from kerasformer.registry import resolve
 from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.tasks.base import Task
@@ -19,6 +20,9 @@ from kerasformer.training.translation_metrics import corpus_scores
 
 # The Keras English-to-Spanish example's vocabulary size, for each language.
 VOCAB_SIZE = 15_000
+# Each language's subword vocabulary, when --tokenizer sentencepiece.
+SUBWORD_VOCAB_SIZE = 8_000
+TOKENIZERS = ("word", "sentencepiece")
 
 
 class TranslationTask(Task):
@@ -35,18 +39,16 @@ class TranslationTask(Task):
         model_entry = self.entry.model(config.model)
         build, defaults = resolve(model_entry.builder), resolve(model_entry.defaults)
         options = {**defaults, **config.model_options}
-        vocab_size = options.pop("vocab_size", VOCAB_SIZE)
-        train = data.splits["train"]
-        source_vocabulary = adapted_vocabulary(train.sources, vocab_size)
-        target_vocabulary = adapted_vocabulary(train.targets, vocab_size, TARGET_RESERVED)
+        kind = options.pop("tokenizer", "word")
+        source, target = trained_tokenizers(
+            data.splits["train"], kind, options.pop("vocab_size", None), config.seed
+        )
         try:
-            model = build(len(source_vocabulary) + 2, len(target_vocabulary) + 2, **options)
+            model = build(source.size, target.size, **options)
         except (TypeError, ValueError) as error:
             raise KerasformerError(f"cannot build model {config.model!r}: {error}") from error
         maxlen = options["maxlen"]
-        translator = Translator(
-            model, source_vocabulary, target_vocabulary, maxlen, family=model_entry.name
-        )
+        translator = Translator(model, source, target, maxlen, family=model_entry.name)
 
         def batches(part: SentencePairs, batch_size: int, shuffle_seed: int | None):
             examples = sequence_pair_examples(
@@ -78,6 +80,31 @@ class TranslationTask(Task):
         )
 
 
+def trained_tokenizers(
+    train: SentencePairs, kind: str, vocab_size: int | None, seed: int
+) -> tuple[Tokenizer, Tokenizer]:
+    """The source's and the target's tokenizer, learnt from the training pairs: the most
+    frequent words (``word``) or a SentencePiece model of each side (``sentencepiece``)."""
+    if kind == "word":
+        size = vocab_size or VOCAB_SIZE
+        return (
+            WordTokenizer(adapted_vocabulary(train.sources, size), name="source_words"),
+            WordTokenizer(
+                adapted_vocabulary(train.targets, size, TARGET_RESERVED), name="target_words"
+            ),
+        )
+    if kind == "sentencepiece":
+        size = vocab_size or SUBWORD_VOCAB_SIZE
+        return tuple(
+            SubwordTokenizer(train_subwords(texts, size, seed), name=name)
+            for texts, name in (
+                (train.sources, "source_subwords"),
+                (train.targets, "target_subwords"),
+            )
+        )
+    raise KerasformerError(f"unknown tokenizer {kind!r}; use one of {', '.join(TOKENIZERS)}.")
+
+
 def evaluate_translations(
     translator: Translator, part: SentencePairs, batch_size: int, beam_width: int = 1
 ) -> dict:
@@ -91,11 +118,19 @@ def evaluate_translations(
         if 0 < length <= translator.maxlen
     ]  # fmt: skip
     hypotheses = translator.translate([part.sources[i] for i in readable], beam_width)
-    scores = corpus_scores(hypotheses, [part.targets[i] for i in readable], lowercase=True)
+    references = [part.targets[i] for i in readable]
+    # Cased (sacrebleu's default, as published figures are), and lower-cased: the only
+    # fair comparison for a word tokenizer, which writes lower case.
+    lowercased = corpus_scores(hypotheses, references, lowercase=True)
     return {
         "loss": float(loss),
         "token_accuracy": float(accuracy),
-        **scores,
+        **corpus_scores(hypotheses, references),
+        **{f"{name}_lowercase": lowercased[name] for name in ("bleu", "chrf")},
+        **{
+            f"{name}_lowercase_signature": lowercased[f"{name}_signature"]
+            for name in ("bleu", "chrf")
+        },
         "sentences_skipped": len(part) - len(readable),
         "beam_width": beam_width,
     }
