@@ -35,7 +35,7 @@ def full_length_decoder(translator, tokens: int):
         cache = translator.decoding.initial_cache(source, tokens)
         ids, _ = decode(
             translator._step, tf.fill([tf.shape(source)[0]], START_ID), cache,
-            vocab_size=int(translator.target_table.shape[0]), max_length=tokens, end_id=-1,
+            vocab_size=translator.target_tokenizer.size, max_length=tokens, end_id=-1,
         )  # fmt: skip
         return ids
 

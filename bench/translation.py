@@ -2,12 +2,16 @@
 
 Both models train on the same seeded split for the same number of epochs (the same
 target tokens), through `kerasformer.training.train`, then are measured on the test
-split: BLEU and chrF (sacrebleu, lower-cased) of greedy and beam-search translations,
-training target tokens/s, and decoding sentences/s (greedy and beam) on the first
-``--decode-sentences`` test sentences.
+split: BLEU and chrF (sacrebleu's defaults: cased, 13a; and lower-cased) of greedy and
+beam-search translations, training target tokens/s, and decoding sentences/s (greedy
+and beam) on the first ``--decode-sentences`` test sentences.
 
-    python bench/translation.py --epochs 5                # both models, results JSON
+    python bench/translation.py --epochs 5                # both models, word tokenizer
+    python bench/translation.py --name subwords --tokenizer sentencepiece --epochs 4
     python bench/translation.py --table                   # the saved results as Markdown
+
+Each model of a run is kept as ``NAME: MODEL`` in bench/results/translation.json (NAME
+from --name, ``word`` by default).
 
 Run it on a quiet machine: speed figures compare only within one run.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -44,15 +49,52 @@ def sentences_per_second(translator, sentences, beam_width: int) -> float:
     return len(sentences) / (time.perf_counter() - started)
 
 
+# The settings a run can change, as kerasformer train names them; None: the default.
+LEVERS = (
+    ("--tokenizer", dict(choices=("word", "sentencepiece"))),
+    ("--vocab-size", dict(type=int)),
+    ("--maxlen", dict(type=int)),
+    ("--embed-dim", dict(type=int)),
+    ("--ff-dim", dict(type=int)),
+    ("--num-heads", dict(type=int)),
+    ("--num-layers", dict(type=int)),
+    ("--units", dict(type=int)),
+    ("--dropout", dict(type=float)),
+    ("--learning-rate", dict(type=float)),
+    ("--weight-decay", dict(type=float)),
+    ("--clip-norm", dict(type=float)),
+    ("--lr-schedule", dict(choices=("constant", "cosine"))),
+    ("--warmup-fraction", dict(type=float)),
+)
+RUN_LEVERS = ("learning_rate", "weight_decay", "clip_norm", "lr_schedule", "warmup_fraction")
+TRANSFORMER_ONLY = ("num_heads", "ff_dim", "num_layers")
+RNN_ONLY = ("units",)
+
+
+def levers(args: argparse.Namespace, model: str) -> tuple[dict, dict]:
+    """The model options and the run settings this run changes, by TrainingConfig's names."""
+    given = {flag[2:].replace("-", "_") for flag, _ in LEVERS}
+    given = {name: getattr(args, name) for name in given if getattr(args, name) is not None}
+    other_models = RNN_ONLY if model == "transformer" else TRANSFORMER_ONLY
+    model_options = {
+        name: value
+        for name, value in given.items()
+        if name not in RUN_LEVERS and name not in other_models
+    }
+    return model_options, {name: given[name] for name in RUN_LEVERS if name in given}
+
+
 def run_model(model: str, args) -> dict:
     from kerasformer.training import TrainingConfig, train
     from kerasformer.training.tasks.translation import evaluate_translations
 
-    export_dir = Path(args.work_dir) / f"spa_eng-{model}"
+    export_dir = Path(args.work_dir) / f"spa_eng-{args.name}-{model}"
     shutil.rmtree(export_dir.with_name(export_dir.name + ".training"), ignore_errors=True)
+    model_options, run_settings = levers(args, model)
     config = TrainingConfig(
         task="translation", model=model, dataset="spa_eng", data_dir=str(args.data_dir),
         epochs=args.epochs, seed=args.seed, export_dir=str(export_dir), overwrite=True,
+        model_options=model_options, **run_settings,
     )  # fmt: skip
     started = time.perf_counter()
     result = train(config, verbose=2)
@@ -62,7 +104,9 @@ def run_model(model: str, args) -> dict:
     sentences = list(test.sources[: args.decode_sentences])
     tokens = target_tokens(translator, result.data.splits["train"])
     return {
+        "command": "python bench/translation.py " + " ".join(sys.argv[1:]),
         "model": model,
+        "settings": {**model_options, **run_settings},
         "epochs": args.epochs,
         "parameters": int(translator.model.count_params()),
         "train_seconds": result.train_seconds,
@@ -83,30 +127,37 @@ def strip(metrics: dict) -> dict:
     return {key: value for key, value in metrics.items() if not key.endswith("signature")}
 
 
+def score(metrics: dict, name: str) -> str:
+    """A score to one decimal; runs from before cased scores have only lower-cased ones."""
+    return f"{metrics[name]:.1f}" if name in metrics else "—"
+
+
 def table(results: dict) -> str:
     rows = [
         (
-            run["model"], run["epochs"], f"{run['parameters']:,}",
-            f"{run['test_greedy']['bleu']:.1f}", f"{run['test_beam']['bleu']:.1f}",
-            f"{run['test_greedy']['chrf']:.1f}", f"{run['test_beam']['chrf']:.1f}",
-            f"{run['validation']['bleu']:.1f}",
+            name, run["epochs"], f"{run['parameters']:,}",
+            score(run["test_greedy"], "bleu"), score(run["test_beam"], "bleu"),
+            score(run["test_beam"], "bleu_lowercase"), score(run["test_beam"], "chrf"),
+            score(run["test_beam"], "chrf_lowercase"), score(run["validation"], "bleu"),
             f"{run['train_tokens_per_second']:,.0f}",
             f"{run['greedy_sentences_per_second']:.0f}",
             f"{run['beam_sentences_per_second']:.0f}",
             f"{run['wall_seconds'] / 60:.0f} min",
         )
-        for run in results["runs"]
+        for name, run in results["runs"].items()
     ]  # fmt: skip
+    beam = f"beam {results['beam_width']}"
     headers = (
-        "model", "epochs", "weights", "test BLEU greedy", f"BLEU beam {results['beam_width']}",
-        "chrF greedy", "chrF beam", "val BLEU greedy", "train tokens/s", "greedy sent/s",
-        "beam sent/s", "wall time",
+        "run: model", "epochs", "weights", "test BLEU greedy", f"BLEU {beam}",
+        f"BLEU {beam}, lower-cased", f"chrF {beam}", f"chrF {beam}, lower-cased",
+        "val BLEU greedy", "train tokens/s", "greedy sent/s", "beam sent/s", "wall time",
     )  # fmt: skip
     return markdown_table(headers, rows)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--name", default="word", help="the run's name in the results")
     parser.add_argument("--models", nargs="+", default=["transformer", "rnn"])
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
@@ -115,15 +166,17 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--work-dir", default="/tmp/kerasformer-bench")
     parser.add_argument("--table", action="store_true", help="print the saved results")
+    for flag, options in LEVERS:
+        parser.add_argument(flag, **options)
     args = parser.parse_args()
+    results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": {}}
     if args.table:
-        print(table(json.loads(RESULTS.read_text())))
+        print(table(results))
         return
-    results = {"command": "python bench/translation.py " + " ".join(
-        f"--{k.replace('_', '-')} {v}" for k, v in (("epochs", args.epochs),)
-    ), "beam_width": args.beam_width, "runs": []}  # fmt: skip
+    if results.setdefault("beam_width", args.beam_width) != args.beam_width:
+        raise SystemExit(f"{RESULTS} holds beam {results['beam_width']}; move it aside first.")
     for model in args.models:
-        results["runs"].append(run_model(model, args))
+        results["runs"][f"{args.name}: {model}"] = run_model(model, args)
         RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))
 
