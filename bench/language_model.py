@@ -14,6 +14,7 @@ published small-model figure: the PyTorch word_language_model example's README
         --tie-embeddings --weight-decay 0.1 --clip-norm 1 --lr-schedule cosine \\
         --learning-rate 2e-3 --early-stopping 6
     python bench/language_model.py --table
+    python bench/language_model.py --plot bench/results/language_model_history.png
 
 Each run is kept under its --name in bench/results/language_model.json.
 """
@@ -28,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from curves import plot_validation_curves
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
@@ -61,11 +63,19 @@ LEVERS = (
     ("--learning-rate", dict(type=float)),
     ("--weight-decay", dict(type=float)),
     ("--clip-norm", dict(type=float)),
-    ("--lr-schedule", dict(choices=("constant", "cosine"))),
+    ("--lr-schedule", dict(choices=("constant", "cosine", "inverse_sqrt"))),
     ("--warmup-fraction", dict(type=float)),
     ("--early-stopping", dict(type=int)),
+    ("--average-last", dict(type=int)),
 )
 MODEL_LEVERS = ("tie_embeddings", "dropout", "maxlen", "num_layers")
+
+
+VALIDATION_PANELS = {
+    "validation perplexity (windows from a fresh start)": lambda history: [
+        math.exp(loss) for loss in history["val_loss"]
+    ],
+}
 
 
 def main() -> None:
@@ -79,10 +89,16 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--work-dir", default="/tmp/kerasformer-bench")
     parser.add_argument("--table", action="store_true")
+    parser.add_argument(
+        "--plot", type=Path, metavar="PNG", help="draw the saved runs' validation curves"
+    )
     args = parser.parse_args()
     runs = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
     if args.table:
         print(table(runs))
+        return
+    if args.plot:
+        plot_validation_curves(runs, VALIDATION_PANELS, args.plot)
         return
     runs[args.name] = measure(args)
     RESULTS.write_text(json.dumps(runs, indent=2) + "\n")

@@ -9,6 +9,7 @@ and beam) on the first ``--decode-sentences`` test sentences.
     python bench/translation.py --epochs 5                # both models, word tokenizer
     python bench/translation.py --name subwords --tokenizer sentencepiece --epochs 4
     python bench/translation.py --table                   # the saved results as Markdown
+    python bench/translation.py --plot bench/results/translation_history.png
 
 Each model of a run is kept as ``NAME: MODEL`` in bench/results/translation.json (NAME
 from --name, ``word`` by default).
@@ -25,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+from curves import plot_validation_curves
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
@@ -52,6 +54,8 @@ def sentences_per_second(translator, sentences, beam_width: int) -> float:
 # The settings a run can change, as kerasformer train names them; None: the default.
 LEVERS = (
     ("--tokenizer", dict(choices=("word", "sentencepiece"))),
+    ("--tie-embeddings", dict(action="store_true", default=None)),
+    ("--label-smoothing", dict(type=float)),
     ("--vocab-size", dict(type=int)),
     ("--maxlen", dict(type=int)),
     ("--embed-dim", dict(type=int)),
@@ -63,11 +67,16 @@ LEVERS = (
     ("--learning-rate", dict(type=float)),
     ("--weight-decay", dict(type=float)),
     ("--clip-norm", dict(type=float)),
-    ("--lr-schedule", dict(choices=("constant", "cosine"))),
+    ("--lr-schedule", dict(choices=("constant", "cosine", "inverse_sqrt"))),
     ("--warmup-fraction", dict(type=float)),
+    ("--average-last", dict(type=int)),
+    ("--early-stopping", dict(type=int)),
 )
-RUN_LEVERS = ("learning_rate", "weight_decay", "clip_norm", "lr_schedule", "warmup_fraction")
-TRANSFORMER_ONLY = ("num_heads", "ff_dim", "num_layers")
+RUN_LEVERS = (
+    "learning_rate", "weight_decay", "clip_norm", "lr_schedule", "warmup_fraction",
+    "average_last", "early_stopping",
+)  # fmt: skip
+TRANSFORMER_ONLY = ("num_heads", "ff_dim", "num_layers", "tie_embeddings")
 RNN_ONLY = ("units",)
 
 
@@ -82,6 +91,13 @@ def levers(args: argparse.Namespace, model: str) -> tuple[dict, dict]:
         if name not in RUN_LEVERS and name not in other_models
     }
     return model_options, {name: given[name] for name in RUN_LEVERS if name in given}
+
+
+# Teacher-forced, per epoch: a label-smoothed run's loss is not comparable, its accuracy is.
+VALIDATION_PANELS = {
+    "validation token accuracy": lambda history: history["val_accuracy"],
+    "validation loss": lambda history: history["val_loss"],
+}
 
 
 def run_model(model: str, args) -> dict:
@@ -166,12 +182,18 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--work-dir", default="/tmp/kerasformer-bench")
     parser.add_argument("--table", action="store_true", help="print the saved results")
+    parser.add_argument(
+        "--plot", type=Path, metavar="PNG", help="draw the saved runs' validation curves"
+    )
     for flag, options in LEVERS:
         parser.add_argument(flag, **options)
     args = parser.parse_args()
     results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": {}}
     if args.table:
         print(table(results))
+        return
+    if args.plot:
+        plot_validation_curves(results["runs"], VALIDATION_PANELS, args.plot)
         return
     if results.setdefault("beam_width", args.beam_width) != args.beam_width:
         raise SystemExit(f"{RESULTS} holds beam {results['beam_width']}; move it aside first.")

@@ -23,6 +23,8 @@ TRANSFORMER_OPTIONS = frozenset(
     {"embed_dim", "num_heads", "ff_dim", "dropout", "norm_first", "position", "maxlen"}
 )
 BERT_HANDLES = frozenset({"preprocess", "encoder"})
+# A translator's options that its task, not its model builder, takes.
+TRANSLATION_OPTIONS = frozenset({"tokenizer", "label_smoothing"})
 TAGGER_OPTIONS = frozenset({"vocab_size", "embed_dim", "dropout", "decoding"})
 
 
@@ -143,16 +145,17 @@ TASKS: dict[str, TaskEntry] = {
             models=(
                 ModelEntry(
                     "transformer",
-                    TRANSFORMER_OPTIONS | {"vocab_size", "num_layers", "tokenizer"},
+                    TRANSFORMER_OPTIONS
+                    | {"vocab_size", "num_layers", "tie_embeddings"}
+                    | TRANSLATION_OPTIONS,
                     builder="kerasformer.models.transformer_translator:build_transformer_translator",
                     defaults="kerasformer.models.transformer_translator:DEFAULTS",
                     decoding="kerasformer.models.transformer_translator:TransformerTranslatorDecoding",
                 ),
                 ModelEntry(
                     "rnn",
-                    frozenset(
-                        {"vocab_size", "maxlen", "embed_dim", "units", "dropout", "tokenizer"}
-                    ),
+                    frozenset({"vocab_size", "maxlen", "embed_dim", "units", "dropout"})
+                    | TRANSLATION_OPTIONS,
                     builder="kerasformer.models.rnn_translator:build_rnn_translator",
                     defaults="kerasformer.models.rnn_translator:DEFAULTS",
                     decoding="kerasformer.models.rnn_translator:RnnTranslatorDecoding",

@@ -45,11 +45,12 @@ def test_each_option_a_model_allows_is_a_parameter_of_its_builder(key):
     task, name = key
     model = registry.task_entry(task).model(name)
     parameters = set(inspect.signature(registry.resolve(OPTION_TAKERS[key])).parameters)
-    # vocab_size and tokenizer of a translator make its two tokenizers, in the task; a
+    # vocab_size and tokenizer of a translator make its two tokenizers, in the task, and
+    # label_smoothing is its task's loss; a
     # tagger's vocabulary, decoding and windows are its tagger object's, not its Keras
     # model's (SequenceTagger, BertTagger).
     handled_by_task = {
-        "translation": {"vocab_size", "tokenizer"},
+        "translation": {"vocab_size", "tokenizer", "label_smoothing"},
         "ner": {"vocab_size", "decoding", "preprocess", "seq_length", "doc_stride"},
     }.get(task, set())  # fmt: skip
     assert set(model.options) - handled_by_task <= parameters

@@ -49,7 +49,7 @@ RUN_SETTINGS = (
     "input_pipeline", "validation_fraction", "export_dir", "serving_version", "overwrite",
     "resume",
     "train_file", "validation_file", "test_file", "test_fraction", "tfds_data_dir",
-    "early_stopping", "monitor", "tensorboard", "tensorboard_update_freq",
+    "early_stopping", "monitor", "average_last", "tensorboard", "tensorboard_update_freq",
 )  # fmt: skip
 # Options of a task's reader of your own files (see kerasformer.registry.TaskEntry).
 DATA_OPTIONS = (
@@ -205,12 +205,13 @@ def add_shared_arguments(
         "--lr-schedule", choices=LR_SCHEDULES,
         help=defaulted("from-scratch and frozen training's learning rate: constant, or a "
                        "linear warm-up over --warmup-fraction of the steps, then a cosine "
-                       "decay to 0", "lr_schedule"),
+                       "decay to 0 (cosine) or 1/sqrt(step) decay (inverse_sqrt, as in the "
+                       "transformer paper)", "lr_schedule"),
     )  # fmt: skip
     parser.add_argument(
         "--warmup-fraction", type=rate,
-        help=defaulted("part of the steps that warm the learning rate up (cosine schedule, "
-                       "unfrozen BERT)", "warmup_fraction"),
+        help=defaulted("part of the steps that warm the learning rate up (cosine and "
+                       "inverse_sqrt schedules, unfrozen BERT)", "warmup_fraction"),
     )  # fmt: skip
     parser.add_argument(
         "--seed", type=non_negative_int, help=defaulted("same seed, same metrics", "seed")
@@ -253,6 +254,11 @@ def add_shared_arguments(
                        "unless it is a loss or perplexity)", "monitor"),
     )  # fmt: skip
     watch.add_argument(
+        "--average-last", type=positive_int, metavar="N",
+        help="end with the mean weights of the last N epochs (with --early-stopping, the N "
+        "ending at the best one), as the transformer paper averages its last checkpoints",
+    )  # fmt: skip
+    watch.add_argument(
         "--tensorboard", metavar="DIR",
         help="write loss, metrics, learning rate and the model graph for `tensorboard "
         "--logdir DIR`",
@@ -287,13 +293,21 @@ def add_shared_arguments(
     group.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
     group.add_argument(
         "--tie-embeddings", action="store_true",
-        help="language-model: the output layer is the transposed input embedding",
+        help="language-model: the output layer is the transposed input embedding; "
+        "translation (with --tokenizer sentencepiece): one subword vocabulary of both "
+        "languages (16000 unless --vocab-size), whose one table embeds source and target "
+        "and gives the logits",
     )  # fmt: skip
     group.add_argument(
         "--tokenizer", choices=("word", "sentencepiece"),
         help="translation: lower-cased words, or SentencePiece subwords learnt from the "
         "training pairs, which keep case and have no unknown words (default word; "
         "--vocab-size: 15000 words or 8000 subwords a language)",
+    )  # fmt: skip
+    group.add_argument(
+        "--label-smoothing", type=rate,
+        help="translation: train against 1 - ε on the true token and ε spread over the "
+        "vocabulary (0.1 in the transformer paper; default 0)",
     )  # fmt: skip
     group.add_argument(
         "--position", choices=("learned", "sinusoidal", "rotary", "relative"),
@@ -456,6 +470,7 @@ def model_options(args: argparse.Namespace) -> dict:
         seq_length=args.seq_length, doc_stride=args.doc_stride,
         null_threshold=getattr(args, "null_threshold", None),
         decoding=getattr(args, "decoding", None), tokenizer=args.tokenizer,
+        label_smoothing=args.label_smoothing,
     )  # fmt: skip
     given["norm_first"] = True if args.norm_first else None
     given["tie_embeddings"] = True if args.tie_embeddings else None

@@ -34,17 +34,21 @@ def decoder_stack(
     norm_first: bool,
     tie_embeddings: bool = False,
     encoder_outputs=None,
+    embedding: TokenAndPositionEmbedding | None = None,
 ):
     """Logits ``(batch, length, vocab_size)`` for symbolic ``ids``; they carry its mask.
 
     With ``tie_embeddings`` the logits come from the token embedding itself, transposed
-    (plus a bias), instead of a Dense layer of their own.
+    (plus a bias), instead of a Dense layer of their own. ``embedding`` is one made
+    already (the encoder's, when source and target share a vocabulary); by default the
+    stack makes its own, named ``embedding_name``.
     """
     embedding_position, attention_position = POSITIONS[position]
-    embedding = TokenAndPositionEmbedding(
-        vocab_size, maxlen, embed_dim, position=embedding_position,
-        reversible=tie_embeddings, name=embedding_name,
-    )  # fmt: skip
+    if embedding is None:
+        embedding = TokenAndPositionEmbedding(
+            vocab_size, maxlen, embed_dim, position=embedding_position,
+            reversible=tie_embeddings, name=embedding_name,
+        )  # fmt: skip
     x = embedding(ids)
     for index in range(num_layers):
         block = TransformerDecoderBlock(

@@ -24,6 +24,8 @@ from kerasformer.tf_keras.layers import TokenAndPositionEmbedding, TransformerBl
 SOURCE_INPUT, TARGET_INPUT = "source_ids", "target_ids"
 ENCODER_BLOCK_NAME = "encoder_block_{}"
 ENCODER_NORM_NAME = "encoder_norm"
+SOURCE_EMBEDDING_NAME, TARGET_EMBEDDING_NAME = "source_embedding", "target_embedding"
+SHARED_EMBEDDING_NAME = "shared_embedding"
 MODEL_NAME = "transformer_translator"
 
 DEFAULTS = dict(
@@ -35,6 +37,7 @@ DEFAULTS = dict(
     dropout=0.1,
     position="learned",
     norm_first=False,
+    tie_embeddings=False,
 )
 
 
@@ -50,8 +53,13 @@ def build_transformer_translator(
     dropout: float = DEFAULTS["dropout"],
     position: str = DEFAULTS["position"],
     norm_first: bool = DEFAULTS["norm_first"],
+    tie_embeddings: bool = DEFAULTS["tie_embeddings"],
 ):
     """Build the encoder-decoder: ``{"source_ids", "target_ids"}`` to target logits.
+
+    ``tie_embeddings``, for a vocabulary both languages share (so both sizes are equal):
+    one table embeds source and target tokens (with one position table) and, transposed,
+    gives the logits, as in Vaswani et al. (2017), section 3.4.
 
     Example:
 
@@ -66,13 +74,20 @@ def build_transformer_translator(
         )
     if not isinstance(num_layers, int) or num_layers < 1:
         raise KerasformerError(f"num_layers must be a whole number >= 1, got {num_layers!r}.")
+    if tie_embeddings and source_vocab_size != target_vocab_size:
+        raise KerasformerError(
+            f"tie_embeddings needs one vocabulary for both languages, got {source_vocab_size} "
+            f"source and {target_vocab_size} target tokens."
+        )
     embedding_position, attention_position = POSITIONS[position]
     source = keras.Input((None,), dtype="int32", name=SOURCE_INPUT)
     target = keras.Input((None,), dtype="int32", name=TARGET_INPUT)
-    x = TokenAndPositionEmbedding(
+    source_embedding = TokenAndPositionEmbedding(
         source_vocab_size, maxlen, embed_dim, position=embedding_position,
-        name="source_embedding",
-    )(source)  # fmt: skip
+        reversible=tie_embeddings,
+        name=SHARED_EMBEDDING_NAME if tie_embeddings else SOURCE_EMBEDDING_NAME,
+    )  # fmt: skip
+    x = source_embedding(source)
     for index in range(num_layers):
         x = TransformerBlock(
             embed_dim, num_heads, ff_dim, dropout=dropout, norm_first=norm_first,
@@ -81,10 +96,11 @@ def build_transformer_translator(
     if norm_first:
         x = keras.layers.LayerNormalization(epsilon=1e-6, name=ENCODER_NORM_NAME)(x)
     logits = decoder_stack(
-        target, embedding_name="target_embedding", vocab_size=target_vocab_size,
+        target, embedding_name=TARGET_EMBEDDING_NAME, vocab_size=target_vocab_size,
         maxlen=maxlen, embed_dim=embed_dim, num_heads=num_heads, ff_dim=ff_dim,
         num_layers=num_layers, dropout=dropout, position=position, norm_first=norm_first,
-        encoder_outputs=x,
+        encoder_outputs=x, tie_embeddings=tie_embeddings,
+        embedding=source_embedding if tie_embeddings else None,
     )  # fmt: skip
     return keras.Model({SOURCE_INPUT: source, TARGET_INPUT: target}, logits, name=MODEL_NAME)
 
@@ -101,11 +117,16 @@ class TransformerTranslatorDecoding:
             count = sum(name.startswith("encoder_block_") for name in names)
             last = ENCODER_BLOCK_NAME.format(count - 1)
         self.encoder = keras.Model(source, model.get_layer(last).output)
-        self.encoder_layers = [model.get_layer("source_embedding")] + [
+        shared = SHARED_EMBEDDING_NAME in names
+        self.encoder_layers = [
+            model.get_layer(SHARED_EMBEDDING_NAME if shared else SOURCE_EMBEDDING_NAME)
+        ] + [
             model.get_layer(ENCODER_BLOCK_NAME.format(i))
             for i in range(sum(name.startswith("encoder_block_") for name in names))
         ]
-        self.decoder = DecoderStack.of(model, "target_embedding")
+        self.decoder = DecoderStack.of(
+            model, SHARED_EMBEDDING_NAME if shared else TARGET_EMBEDDING_NAME
+        )
 
     def initial_cache(self, source_ids, max_length: int) -> dict:
         encoded = self.encoder(source_ids, training=False)

@@ -20,7 +20,7 @@ from kerasformer.validation import is_real_number, is_whole_number
 # Far beyond any real run, and below what overflows step counters or memory estimates.
 MAX_EPOCHS = 100_000
 MAX_BATCH_SIZE = 1_000_000
-LR_SCHEDULES = ("constant", "cosine")
+LR_SCHEDULES = ("constant", "cosine", "inverse_sqrt")
 # Accepted as keywords of TrainingConfig for one release; they are distillation's
 # settings and go to ``task_options``.
 DISTILLATION_KEYWORDS = (
@@ -50,7 +50,8 @@ class TrainingConfig:
     frozen_epochs: int = 1
     # From-scratch and frozen training: Adam, or AdamW when weight_decay > 0 (biases and
     # normalisation weights not decayed); clip_norm caps the global gradient norm;
-    # lr_schedule "cosine" warms up over warmup_fraction of the steps, then decays to 0.
+    # lr_schedule "cosine" warms up over warmup_fraction of the steps, then decays to 0;
+    # "inverse_sqrt" warms up the same way, then decays as 1 / sqrt(step) (Vaswani et al.).
     weight_decay: float = 0.0
     clip_norm: float | None = None
     lr_schedule: str = "constant"
@@ -70,6 +71,8 @@ class TrainingConfig:
     tfds_data_dir: str | None = None  # where a tfds:NAME dataset is prepared
     # Stop after this many epochs without a better `monitor`, keeping the best weights.
     early_stopping: int | None = None
+    # The model ends with the mean weights of this many last (or best) epochs.
+    average_last: int | None = None
     monitor: str = "val_loss"
     tensorboard: str | None = None  # a log directory for Keras's TensorBoard callback
     tensorboard_update_freq: int | None = None  # also log every N batches (None: per epoch)
@@ -150,7 +153,7 @@ class TrainingConfig:
             value = getattr(self, name)
             if not is_real_number(value) or not (0 < value < math.inf):
                 raise KerasformerError(f"{name} must be a positive finite number, got {value!r}.")
-        for name in ("early_stopping", "tensorboard_update_freq"):
+        for name in ("early_stopping", "average_last", "tensorboard_update_freq"):
             value = getattr(self, name)
             if value is not None and (not is_whole_number(value) or not 1 <= value):
                 raise KerasformerError(f"{name} must be a whole number >= 1, got {value!r}.")

@@ -20,6 +20,7 @@ from kerasformer.training.non_finite import (
 )
 from kerasformer.training.recipes import recipe_phases
 from kerasformer.training.run_directory import RunDirectory
+from kerasformer.training.weight_averaging import WeightAveraging
 
 
 def run_recipe(
@@ -40,8 +41,10 @@ def run_recipe(
     With ``config.early_stopping``, the last phase (the fine-tuning of a two-phase
     recipe; the only one otherwise) stops once ``config.monitor`` has not improved in it
     for that many epochs, the model ends with that phase's best epoch's weights, and the
-    history's ``best_epoch`` (1-based) names it. ``callbacks`` (such as TensorBoard) see
-    every epoch of every phase.
+    history's ``best_epoch`` (1-based) names it. With ``config.average_last``, the model
+    then ends with the mean weights of that many epochs of the last phase, up to its last
+    (or best) epoch, which the history's ``averaged_epochs`` name. ``callbacks`` (such as
+    TensorBoard) see every epoch of every phase.
     """
     log = EpochLog(run)
     train_batches, validation_batches, steps = plan.epoch_batches(
@@ -63,6 +66,7 @@ def run_recipe(
     early = early_stopping_for(
         config, lambda: [record for record in log.records if record["phase"] == last], run
     )
+    averaging = weight_averaging_for(config, run)
     done = 0
     for index, phase in enumerate(phases):
         watched = early is not None and index == len(phases) - 1
@@ -76,6 +80,8 @@ def run_recipe(
         fit_callbacks += [] if run is None else [run.backup_callback(index)]
         fit_callbacks += [*plan.callbacks, StopOnNonFiniteLoss(phase), *callbacks]
         fit_callbacks += [early] if watched else []
+        last_phase = index == len(phases) - 1
+        fit_callbacks += [averaging] if averaging is not None and last_phase else []
         fit_callbacks.append(log)
         plan.compile_for(phase)
         if verbose:
@@ -108,7 +114,31 @@ def run_recipe(
         done += phase.epochs
         if early is not None and early.stopped:
             break
-    return with_best_epoch(log.history, early, plan.fit_model), False
+    history = with_best_epoch(log.history, early, plan.fit_model)
+    return with_averaged_weights(history, averaging, log, last, plan.fit_model), False
+
+
+def weight_averaging_for(config, run: RunDirectory | None) -> WeightAveraging | None:
+    """The run's `WeightAveraging` (None without ``config.average_last``); it keeps
+    early stopping's patience more epochs, so that it can average up to the best one."""
+    if config.average_last is None:
+        return None
+    return WeightAveraging(
+        config.average_last, config.average_last + (config.early_stopping or 0),
+        store=None if run is None else run.path, writer=run is None or run.writer,
+    )  # fmt: skip
+
+
+def with_averaged_weights(
+    history: dict, averaging: WeightAveraging | None, log: EpochLog, phase: str, model
+) -> dict:
+    """The history, and ``model`` given the mean weights of the last (or best) epochs of
+    ``phase``, with ``averaged_epochs`` (1-based) naming them."""
+    epochs = [record["epoch"] for record in log.records if record["phase"] == phase]
+    if averaging is None or not epochs:
+        return history
+    final = history["best_epoch"] - 1 if "best_epoch" in history else epochs[-1]
+    return {**history, "averaged_epochs": averaging.average_into(model, final, epochs[0])}
 
 
 def steps_per_epoch(train_batches: tf.data.Dataset, examples: int, config) -> int:

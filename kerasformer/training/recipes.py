@@ -90,20 +90,34 @@ NOT_DECAYED = [r"(bias|gamma|beta)(:\d+)?$"]  # the weight's own name, last in i
 
 
 def learning_rate_schedule(schedule: str, peak: float, total_steps: int, warmup_fraction: float):
-    """``peak`` throughout (``"constant"``), or ``"cosine"``: a linear warm-up from 0 over
-    ``warmup_fraction`` of the steps, then a cosine decay to 0 at ``total_steps``."""
+    """``peak`` throughout (``"constant"``), or a linear warm-up from 0 over
+    ``warmup_fraction`` of the steps to ``peak``, then ``"cosine"``: a cosine decay to 0 at
+    ``total_steps``; ``"inverse_sqrt"``: ``peak * sqrt(warmup / step)``, the decay of
+    Vaswani et al. (2017), whose peak is ``d_model ** -0.5 * warmup ** -0.5``."""
     if schedule == "constant":
         return peak
-    if schedule != "cosine":
-        raise KerasformerError(f"unknown lr_schedule {schedule!r}; choose constant or cosine.")
+    if schedule not in ("cosine", "inverse_sqrt"):
+        raise KerasformerError(
+            f"unknown lr_schedule {schedule!r}; choose constant, cosine or inverse_sqrt."
+        )
     # At least one step after the warm-up, so that a short run still trains at its peak.
     warmup = min(math.ceil(warmup_fraction * total_steps), max(total_steps - 1, 0))
+    if schedule == "inverse_sqrt":
+        return inverse_square_root_decay(peak, warmup)
     return keras.optimizers.schedules.CosineDecay(
         0.0 if warmup else peak,
         decay_steps=max(total_steps - warmup, 1),
         warmup_target=peak if warmup else None,
         warmup_steps=warmup,
     )
+
+
+def inverse_square_root_decay(peak: float, warmup: int):
+    """The Model Garden's linear warm-up to ``peak``, then ``peak * sqrt(warmup / step)``."""
+    from official.modeling.optimization.lr_schedule import DirectPowerDecay, LinearWarmup
+
+    decay = DirectPowerDecay(peak * math.sqrt(max(warmup, 1)), power=-0.5)
+    return LinearWarmup(decay, warmup_steps=warmup, warmup_learning_rate=0.0) if warmup else decay
 
 
 def adam_optimizer(rate, weight_decay: float, clip_norm: float | None):

@@ -24,6 +24,8 @@ from kerasformer.training.run_settings import SETTINGS_FILE, run_settings
 
 HISTORY_FILE = "history.json"
 METRICS_FILE = "metrics.json"
+# Which epochs the exported weights come from, when not simply the last.
+ENDING_EPOCHS = ("best_epoch", "averaged_epochs")
 HISTORY_PLOT_FILE = "history.png"
 
 
@@ -58,7 +60,7 @@ def export_trained(
                 "config": task.record(config),
                 "interrupted": interrupted,
                 "sizes": data.sizes(),
-                **({"best_epoch": history["best_epoch"]} if "best_epoch" in history else {}),
+                **{key: history[key] for key in ENDING_EPOCHS if key in history},
                 **({"data": data_summary} if data_summary is not None else {}),
                 **metrics,
             },

@@ -26,7 +26,9 @@ FILE_SETTINGS = ("train_file", "validation_file", "test_file", "data_dir")
 YAML_SUFFIXES = (".yaml", ".yml")
 HASH_CHUNK = 1 << 20
 # Settings added after runs were first kept, with the value a run saved without them used.
-ADDED_SETTINGS = {"weight_decay": 0.0, "clip_norm": None, "lr_schedule": "constant"}
+ADDED_SETTINGS = {
+    "weight_decay": 0.0, "clip_norm": None, "lr_schedule": "constant", "average_last": None
+}  # fmt: skip
 ADDED_MODEL_OPTIONS = {"tie_embeddings": False}
 
 

@@ -254,6 +254,12 @@ def test_convert_bert_then_train_bert_from_local_handles(
 def test_options_of_the_other_model_are_refused(capsys):
     code, _, err = run_cli(capsys, "train", "--model", "bert", "--maxlen", "64")
     assert code == 2 and "--maxlen do(es) not apply to --model bert" in err
+    code, _, err = run_cli(capsys, "train", "--label-smoothing", "0.1")
+    assert code == 2 and err.count("\n") == 1
+    assert "--label-smoothing do(es) not apply to --model transformer" in err
+    code, _, err = run_cli(capsys, "train", "--task", "translation", "--tie-embeddings")
+    assert code == 2 and err.count("\n") == 1
+    assert "only subwords give; add --tokenizer sentencepiece" in err
 
 
 def test_an_input_pipeline_the_task_cannot_use_is_refused(capsys):

@@ -69,6 +69,35 @@ def test_early_stopping_keeps_the_best_epoch_and_tensorboard_lists_its_scalars(
     assert history["learning_rate"] == pytest.approx([0.03] * len(losses))  # float32
 
 
+def test_average_last_exports_the_mean_of_the_last_epochs_weights(tmp_path, monkeypatch):
+    from kerasformer.loading.keras_model import load_keras_model
+
+    monkeypatch.chdir(tmp_path)
+    write_files(tmp_path)
+    # Seeded, deterministic and at a constant rate, a 3-epoch run's first 2 epochs are
+    # the 2-epoch run: the two exports hold the weights of epochs 2 and 3.
+    same = [*OWN_FILES, *TINY, "--seed", "5", "--deterministic", "--learning-rate", "0.03"]
+    two, three, averaged = run_commands(
+        ["train", *same, "--epochs", "2", "--export-dir", "two"],
+        ["train", *same, "--epochs", "3", "--export-dir", "three"],
+        ["train", *same, "--epochs", "3", "--average-last", "2", "--export-dir", "averaged"],
+        timeout=600,
+    )
+    for result in (two, three, averaged):
+        assert result["code"] == 0, result["stderr"][-3000:]
+    metrics = json.loads((tmp_path / "averaged" / "metrics.json").read_text())
+    assert metrics["averaged_epochs"] == [2, 3]
+    assert json.loads((tmp_path / "averaged" / "config.json").read_text())["average_last"] == 2
+    epoch_2, epoch_3, mean = (
+        load_keras_model(tmp_path / name).get_weights() for name in ("two", "three", "averaged")
+    )
+    learnt = [i for i, weight in enumerate(mean) if weight.dtype.kind == "f"]
+    assert learnt and all(epoch_2[i].shape == mean[i].shape for i in learnt)
+    assert not np.allclose(epoch_2[learnt[0]], epoch_3[learnt[0]])  # so the mean is new
+    for i in learnt:
+        np.testing.assert_allclose(mean[i], (epoch_2[i] + epoch_3[i]) / 2, rtol=1e-5, atol=1e-6)
+
+
 def test_config_json_trains_the_same_run_again_and_flags_win(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_files(tmp_path)
@@ -125,6 +154,7 @@ def test_bad_settings_files_are_one_line(tmp_path):
         ["train", "--config", "broken.json"],
         ["train", "--config", "missing.json"],
         ["train", "--early-stopping", "0"],
+        ["train", "--average-last", "0"],
         ["train", "--tensorboard-update-freq", "5"],
         ["train", "--monitor", "val_accuracy"],
     ]
@@ -135,6 +165,7 @@ def test_bad_settings_files_are_one_line(tmp_path):
         ("--config broken.json:1: not JSON",),
         ("--config missing.json is not a file",),
         ("--early-stopping",),
+        ("--average-last",),
         ("--tensorboard-update-freq goes with --tensorboard DIR",),
         ("--monitor goes with --early-stopping PATIENCE",),
     ]

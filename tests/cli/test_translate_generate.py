@@ -431,9 +431,13 @@ def test_an_rnn_translator_on_subwords_trains_and_translates_in_a_fresh_process(
         "train", "--task", "translation", "--model", "rnn", "--data-dir", str(spa_dir),
         "--export-dir", str(export_dir), "--epochs", "1", "--batch-size", "16",
         "--maxlen", str(2 * MAXLEN), "--tokenizer", "sentencepiece", "--vocab-size", "40",
+        "--label-smoothing", "0.1", "--lr-schedule", "inverse_sqrt",
         *TINY_TRANSLATOR_FLAGS["rnn"],
     )  # fmt: skip
     assert code == 0, err[-3000:]
+    recorded = json.loads((export_dir / "metrics.json").read_text())["config"]
+    assert recorded["model_options"]["label_smoothing"] == 0.1
+    assert recorded["lr_schedule"] == "inverse_sqrt"
     settings = json.loads((export_dir / "translator.json").read_text())
     assert settings["tokenizer"] == "sentencepiece"
     assert (export_dir / "source_subwords.model").is_file()
@@ -447,3 +451,30 @@ def test_an_rnn_translator_on_subwords_trains_and_translates_in_a_fresh_process(
     assert translate["stdout"].split("\n")[:-1] == load_translator(export_dir).translate(sentences)
     assert aligned["code"] == 0, aligned["stderr"]
     assert_not_blank(read_png(picture))
+
+
+def test_the_papers_recipe_on_tied_subwords_trains_and_translates_in_a_fresh_process(
+    spa_dir, tmp_path
+):
+    from kerasformer.loading.translator import load_translator
+
+    export_dir = tmp_path / "tied"
+    code, out, err = run_cli_in_fixture(
+        "train", "--task", "translation", "--data-dir", str(spa_dir),
+        "--export-dir", str(export_dir), "--epochs", "2", "--batch-size", "16",
+        "--maxlen", str(2 * MAXLEN), "--tokenizer", "sentencepiece", "--vocab-size", "60",
+        "--tie-embeddings", "--label-smoothing", "0.1", "--lr-schedule", "inverse_sqrt",
+        "--average-last", "2", *TINY_TRANSLATOR_FLAGS["transformer"],
+    )  # fmt: skip
+    assert code == 0, err[-3000:]
+    metrics = json.loads((export_dir / "metrics.json").read_text())
+    assert metrics["averaged_epochs"] == [1, 2]
+    assert metrics["config"]["model_options"]["tie_embeddings"] is True
+    # One subword model of both languages, written for each side.
+    source, target = (export_dir / f"{side}_subwords.model" for side in ("source", "target"))
+    assert source.read_bytes() == target.read_bytes()
+    sentences = ["Three one four.", "Nine two."]
+    (translate,) = run_commands(["translate", export_dir, *sentences, "--beam-width", "2"])
+    assert translate["code"] == 0, translate["stderr"]
+    expected = load_translator(export_dir).translate(sentences, beam_width=2)
+    assert translate["stdout"].split("\n")[:-1] == expected

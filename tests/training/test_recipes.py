@@ -175,6 +175,18 @@ def test_cosine_schedule_warms_up_linearly_then_decays_on_a_cosine_to_zero():
         assert float(schedule(step)) == pytest.approx(expected, rel=1e-4, abs=1e-9)
 
 
+def test_inverse_sqrt_schedule_is_the_transformer_papers_with_its_peak_at_the_warmup():
+    schedule = scratch_optimizer(lr_schedule="inverse_sqrt")._learning_rate
+    warmup = 2
+    # Vaswani et al.: d ** -0.5 * min(step ** -0.5, step * warmup ** -1.5), scaled so
+    # that its peak (at step == warmup) is the learning rate.
+    scale = 1e-3 / warmup**-0.5
+    for step in range(1, 40):
+        expected = scale * min(step**-0.5, step * warmup**-1.5)
+        assert float(schedule(step)) == pytest.approx(expected, rel=1e-5)
+    assert float(schedule(0)) == 0.0
+
+
 def test_weight_decay_shrinks_kernels_but_not_biases_or_normalisation():
     optimizer = scratch_optimizer(weight_decay=0.1, clip_norm=1.0)
     assert optimizer.global_clipnorm == 1.0
@@ -216,7 +228,7 @@ def test_without_weight_decay_from_scratch_is_plain_adam():
     [
         (dict(weight_decay=-0.1), "weight_decay must be in [0, 1)"),
         (dict(clip_norm=0.0), "clip_norm must be a positive finite number"),
-        (dict(lr_schedule="linear"), "lr_schedule must be one of constant, cosine"),
+        (dict(lr_schedule="linear"), "lr_schedule must be one of constant, cosine, inverse_sqrt"),
     ],
 )
 def test_bad_optimizer_settings_are_one_line_errors(setting, message, tmp_path):

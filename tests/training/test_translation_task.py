@@ -199,7 +199,10 @@ def test_translators_train_and_decode_with_mixed_precision_and_xla(
 # Digits to Spanish number words with their own casing and accents, in reverse order,
 # the sentence ended by a full stop: only a tokenizer that keeps case can write them.
 CASED_WORDS = ("cero", "Uno", "Dós", "TRES", "cuatro", "Cinco", "séis", "Siete", "ocho", "Nueve")
-SUBWORD_OPTIONS = dict(TRANSFORMER_OPTIONS, tokenizer="sentencepiece", vocab_size=40, maxlen=20)
+# Label smoothing too: with it the model must still learn the exact translations.
+SUBWORD_OPTIONS = dict(
+    TRANSFORMER_OPTIONS, tokenizer="sentencepiece", vocab_size=40, maxlen=20, label_smoothing=0.1
+)
 
 
 def cased_pairs(sources: list[str]) -> SentencePairs:
@@ -210,8 +213,10 @@ def cased_pairs(sources: list[str]) -> SentencePairs:
     return SentencePairs(np.array(sources, dtype=object), np.array(targets, dtype=object))
 
 
-@pytest.fixture(scope="module")
-def trained_subword_transformer(tmp_path_factory):
+# Separate vocabularies, or one of both languages whose one table embeds source and
+# target and gives the logits.
+@pytest.fixture(scope="module", params=[False, True], ids=["separate", "tied"])
+def trained_subword_transformer(tmp_path_factory, request):
     rng, seen = np.random.default_rng(1), set()
     splits = {
         split: cased_pairs(digit_strings(count, rng, seen))
@@ -219,15 +224,22 @@ def trained_subword_transformer(tmp_path_factory):
     }
     data = TranslationData("cased_digits", "digits", "Spanish number words", splits)
     export_dir = tmp_path_factory.mktemp("subwords") / "transformer"
-    return train_translator("transformer", SUBWORD_OPTIONS, data, export_dir), data
+    options = dict(SUBWORD_OPTIONS, tie_embeddings=request.param)
+    return train_translator("transformer", options, data, export_dir), data
 
 
-def test_a_subword_translator_writes_case_accents_and_punctuation(trained_subword_transformer):
+def test_a_subword_translator_writes_case_accents_and_punctuation(
+    trained_subword_transformer, request
+):
     result, data = trained_subword_transformer
     test = data.splits["test"]
     translations = result.model.translate(list(test.sources))
     assert exact_share(translations, test.targets) >= 0.9, translations[:5]
     assert result.model.source_tokenizer.kind == "sentencepiece"
+    tied = request.node.callspec.params["trained_subword_transformer"]
+    assert ("shared_embedding" in {layer.name for layer in result.model.model.layers}) == tied
+    assert (result.model.source_tokenizer is result.model.target_tokenizer) == tied
+    assert ("logits" in {layer.name for layer in result.model.model.layers}) != tied
     scores = result.metrics["test"]
     references = [list(test.targets)]
     assert scores["bleu"] == pytest.approx(

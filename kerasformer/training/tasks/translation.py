@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kerasformer.backend import keras, tf
+import numpy as np
+
+from kerasformer.backend import tf
 from kerasformer.datasets.data_summary import summarize_pairs
 from kerasformer.datasets.pipeline import sequence_pair_examples, teacher_forcing_batches
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
@@ -16,12 +18,18 @@ from kerasformer.models.word_tokenizer import WordTokenizer, adapted_vocabulary
 from kerasformer.registry import resolve
 from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.tasks.base import Task
+from kerasformer.training.token_crossentropy import (
+    require_label_smoothing,
+    token_crossentropy,
+)
 from kerasformer.training.translation_metrics import corpus_scores
 
 # The Keras English-to-Spanish example's vocabulary size, for each language.
 VOCAB_SIZE = 15_000
 # Each language's subword vocabulary, when --tokenizer sentencepiece.
 SUBWORD_VOCAB_SIZE = 8_000
+# One vocabulary of both languages (--tie-embeddings): as large as the two together.
+SHARED_SUBWORD_VOCAB_SIZE = 16_000
 TOKENIZERS = ("word", "sentencepiece")
 
 
@@ -35,14 +43,30 @@ class TranslationTask(Task):
         languages = f"{data.source_language} to {data.target_language}"
         return f"{data.name}: {sizes} sentence pairs, {languages}"
 
+    def validate(self, config) -> None:
+        super().validate(config)
+        tokenizer = config.model_options.get("tokenizer", "word")
+        if tokenizer not in TOKENIZERS:
+            raise KerasformerError(
+                f"unknown tokenizer {tokenizer!r}; use one of {', '.join(TOKENIZERS)}."
+            )
+        require_label_smoothing(config.model_options.get("label_smoothing", 0.0))
+        if config.model_options.get("tie_embeddings") and tokenizer != "sentencepiece":
+            raise KerasformerError(
+                "tie_embeddings shares one vocabulary between the languages, which only "
+                "subwords give; add --tokenizer sentencepiece."
+            )
+
     def build(self, config, data: TranslationData):
         model_entry = self.entry.model(config.model)
         build, defaults = resolve(model_entry.builder), resolve(model_entry.defaults)
         options = {**defaults, **config.model_options}
         kind = options.pop("tokenizer", "word")
+        loss = token_crossentropy(options.pop("label_smoothing", 0.0))
         source, target = trained_tokenizers(
-            data.splits["train"], kind, options.pop("vocab_size", None), config.seed
-        )
+            data.splits["train"], kind, options.pop("vocab_size", None), config.seed,
+            shared=options.get("tie_embeddings", False),
+        )  # fmt: skip
         try:
             model = build(source.size, target.size, **options)
         except (TypeError, ValueError) as error:
@@ -60,7 +84,7 @@ class TranslationTask(Task):
 
         plan = FitPlan(
             model, model, config.xla, batches,
-            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            loss=loss,
         )  # fmt: skip
         return translator, plan
 
@@ -81,10 +105,11 @@ class TranslationTask(Task):
 
 
 def trained_tokenizers(
-    train: SentencePairs, kind: str, vocab_size: int | None, seed: int
+    train: SentencePairs, kind: str, vocab_size: int | None, seed: int, shared: bool = False
 ) -> tuple[Tokenizer, Tokenizer]:
     """The source's and the target's tokenizer, learnt from the training pairs: the most
-    frequent words (``word``) or a SentencePiece model of each side (``sentencepiece``)."""
+    frequent words (``word``) or a SentencePiece model of each side (``sentencepiece``),
+    or, ``shared``, one SentencePiece model of both sides for both."""
     if kind == "word":
         size = vocab_size or VOCAB_SIZE
         return (
@@ -93,6 +118,13 @@ def trained_tokenizers(
                 adapted_vocabulary(train.targets, size, TARGET_RESERVED), name="target_words"
             ),
         )
+    if kind == "sentencepiece" and shared:
+        both = np.concatenate([train.sources, train.targets])
+        tokenizer = SubwordTokenizer(
+            train_subwords(both, vocab_size or SHARED_SUBWORD_VOCAB_SIZE, seed),
+            name="shared_subwords",
+        )
+        return tokenizer, tokenizer
     if kind == "sentencepiece":
         size = vocab_size or SUBWORD_VOCAB_SIZE
         return tuple(

@@ -1,0 +1,87 @@
+"""Averaging the weights of the last epochs (Vaswani et al. 2017 average the last checkpoints).
+
+The mean of the weights at the end of the last ``N`` epochs often scores better than the
+last epoch alone: the optimiser's late steps wander around a minimum, and their mean sits
+nearer its middle. With early stopping the ``N`` epochs end at the best one.
+
+Each epoch's weights are kept in memory and, in a run directory, on disk, so a run
+killed and resumed still averages epochs trained before the kill.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from kerasformer.backend import keras
+
+EPOCH_WEIGHTS_FILE = "epoch-weights-{}.npz"
+
+
+class WeightAveraging(keras.callbacks.Callback):
+    """Keep the weights of recent epochs; give the model the mean of the last ``last``.
+
+    Args:
+        last: How many epochs' weights are averaged (``N``).
+        keep: How many recent epochs are kept, ``last`` plus early stopping's patience,
+            so the ``N`` epochs ending at the best one are still there when it stops.
+        store: The run directory they are also saved in, or None for memory only.
+        writer: Whether this process writes them there (in multi-worker training only
+            the chief does; the others read the chief's).
+    """
+
+    def __init__(self, last: int, keep: int, store: Path | None = None, writer: bool = True):
+        super().__init__()
+        if last < 1 or keep < last:
+            raise ValueError(f"average at least 1 epoch and keep as many, got {last}, {keep}")
+        self.last = last
+        self.keep = keep
+        self.store = Path(store) if store is not None else None
+        self.writer = writer
+        self.kept: dict[int, list[np.ndarray]] = {}
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.kept[epoch] = [np.array(weight) for weight in self.model.get_weights()]
+        for old in [e for e in self.kept if e <= epoch - self.keep]:
+            del self.kept[old]
+        if self.store is not None and self.writer:
+            self.save(epoch)
+
+    def save(self, epoch: int) -> None:
+        partial = self.store / f".{EPOCH_WEIGHTS_FILE.format(epoch)}.partial"
+        with open(partial, "wb") as file:
+            np.savez(file, *self.kept[epoch])
+        os.replace(partial, self.store / EPOCH_WEIGHTS_FILE.format(epoch))
+        old = self.store / EPOCH_WEIGHTS_FILE.format(epoch - self.keep)
+        old.unlink(missing_ok=True)
+
+    def weights_of(self, epoch: int) -> list[np.ndarray] | None:
+        if epoch in self.kept:
+            return self.kept[epoch]
+        path = None if self.store is None else self.store / EPOCH_WEIGHTS_FILE.format(epoch)
+        if path is None or not path.is_file():
+            return None
+        with np.load(path) as saved:
+            return [saved[f"arr_{i}"] for i in range(len(saved.files))]
+
+    def average_into(self, model: keras.Model, final_epoch: int, first_epoch: int) -> list[int]:
+        """Give ``model`` the mean weights of the ``last`` epochs (0-based) up to
+        ``final_epoch``, none before ``first_epoch``; returns those epochs, 1-based."""
+        epochs = range(max(first_epoch, final_epoch - self.last + 1), final_epoch + 1)
+        found = {epoch: self.weights_of(epoch) for epoch in epochs}
+        found = {epoch: weights for epoch, weights in found.items() if weights is not None}
+        if len(found) < 2:  # one epoch's weights are the model's already
+            return sorted(epoch + 1 for epoch in found)
+        per_weight = zip(*(found[epoch] for epoch in sorted(found)), strict=True)
+        model.set_weights([mean_of(copies) for copies in per_weight])
+        return [epoch + 1 for epoch in sorted(found)]
+
+
+def mean_of(copies: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The mean of a weight's copies; the newest copy where a mean means nothing (counters,
+    a vocabulary's strings)."""
+    if not np.issubdtype(copies[-1].dtype, np.floating):
+        return copies[-1]
+    return np.mean(copies, axis=0).astype(copies[-1].dtype)
