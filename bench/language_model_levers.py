@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from keras3_settings import run_each_setting
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA_DIR = HERE.parent.parent / "shared" / "data" / "wikitext-2"
@@ -242,7 +242,6 @@ def main() -> None:
     parser.add_argument("--limit-tokens", type=int, help="a smoke test on the first N tokens")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "language_model_levers.json")
     args = parser.parse_args()
-    import keras
 
     tokens = {
         split: read_tokens(args.data_dir / f"wiki.{split}.tokens")[: args.limit_tokens]
@@ -254,28 +253,11 @@ def main() -> None:
         split: np.array([index.get(t, 1) for t in words], np.int32)
         for split, words in tokens.items()
     }
-    results = {
-        "command": "python bench/language_model_levers.py " + " ".join(sys.argv[1:]),
-        "keras": keras.__version__,
-        "backend": keras.backend.backend(),
-        "devices": device_names(),
-        "runs": {},
-    }
-    for name, changes in SETTINGS.items():
-        if args.only and name not in args.only:
-            continue
-        results["runs"][name] = run_setting(name, changes, splits, len(vocabulary) + 2, args)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
-
-
-def device_names() -> list[str]:
-    try:
-        import jax
-
-        return [str(device) for device in jax.devices()]
-    except ImportError:
-        return []
+    run_each_setting(
+        "language_model_levers.py", SETTINGS, args.only,
+        lambda name, changes: run_setting(name, changes, splits, len(vocabulary) + 2, args),
+        args.out,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

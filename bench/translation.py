@@ -105,12 +105,13 @@ def run_model(model: str, args) -> dict:
     from kerasformer.training.tasks.translation import evaluate_translations
 
     export_dir = Path(args.work_dir) / f"spa_eng-{args.name}-{model}"
-    shutil.rmtree(export_dir.with_name(export_dir.name + ".training"), ignore_errors=True)
+    if not args.resume:
+        shutil.rmtree(export_dir.with_name(export_dir.name + ".training"), ignore_errors=True)
     model_options, run_settings = levers(args, model)
     config = TrainingConfig(
         task="translation", model=model, dataset="spa_eng", data_dir=str(args.data_dir),
         epochs=args.epochs, seed=args.seed, export_dir=str(export_dir), overwrite=True,
-        model_options=model_options, **run_settings,
+        model_options=model_options, resume=args.resume, **run_settings,
     )  # fmt: skip
     started = time.perf_counter()
     result = train(config, verbose=2)
@@ -119,22 +120,31 @@ def run_model(model: str, args) -> dict:
     beam = evaluate_translations(translator, test, config.batch_size, args.beam_width)
     sentences = list(test.sources[: args.decode_sentences])
     tokens = target_tokens(translator, result.data.splits["train"])
+    epochs_run = len(result.history["loss"])  # fewer than asked when stopped early
+    # A resumed run's epochs before the interruption are in its history, not its timing.
+    train_seconds = sum(result.history["seconds"]) if args.resume else result.train_seconds
     return {
         "command": "python bench/translation.py " + " ".join(sys.argv[1:]),
         "model": model,
         "settings": {**model_options, **run_settings},
-        "epochs": args.epochs,
+        "epochs": epochs_run,
+        **{
+            key: result.history[key]
+            for key in ("best_epoch", "averaged_epochs")
+            if key in result.history
+        },
         "parameters": int(translator.model.count_params()),
-        "train_seconds": result.train_seconds,
+        "train_seconds": train_seconds,
         "train_target_tokens_per_epoch": tokens,
-        "train_tokens_per_second": tokens * args.epochs / result.train_seconds,
+        "train_tokens_per_second": tokens * epochs_run / train_seconds,
         "history": result.history,
         "validation": strip(result.metrics["validation"]),
         "test_greedy": strip(result.metrics["test"]),
         "test_beam": strip(beam),
         "greedy_sentences_per_second": sentences_per_second(translator, sentences, 1),
         "beam_sentences_per_second": sentences_per_second(translator, sentences, args.beam_width),
-        "wall_seconds": time.perf_counter() - started,
+        # Resumed: this process's wall time plus the epochs before the interruption.
+        "wall_seconds": time.perf_counter() - started + (train_seconds if args.resume else 0),
         "train_and_evaluate_seconds": total_seconds,
     }
 
@@ -181,6 +191,10 @@ def main() -> None:
     parser.add_argument("--decode-sentences", type=int, default=1000)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--work-dir", default="/tmp/kerasformer-bench")
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="continue the run of the same --name that stopped (its backups are kept)",
+    )  # fmt: skip
     parser.add_argument("--table", action="store_true", help="print the saved results")
     parser.add_argument(
         "--plot", type=Path, metavar="PNG", help="draw the saved runs' validation curves"

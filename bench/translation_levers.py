@@ -26,11 +26,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from keras3_settings import run_each_setting
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA_DIR = HERE.parent.parent / "shared" / "data" / "spa-eng"
@@ -159,17 +159,22 @@ def smoothed_loss(keras, epsilon: float):
 
 
 def learning_rate(keras, s: dict, total_steps: int):
-    warmup = math.ceil(s["warmup_fraction"] * total_steps)
+    warmup = max(math.ceil(s["warmup_fraction"] * total_steps), 1)
     peak = s["learning_rate"]
     if s["lr_schedule"] == "constant":
         return peak
+    if s["lr_schedule"] != "inverse_sqrt":
+        raise SystemExit(
+            f"lr_schedule {s['lr_schedule']!r}: this script has constant and inverse_sqrt"
+        )
 
     class InverseSquareRoot(keras.optimizers.schedules.LearningRateSchedule):
         """A linear warm-up to ``peak``, then ``peak * sqrt(warmup / step)``."""
 
         def __call__(self, step):
-            step = keras.ops.maximum(keras.ops.cast(step, "float32"), 1.0)
-            return peak * keras.ops.minimum(step / warmup, keras.ops.sqrt(warmup / step))
+            step = keras.ops.cast(step, "float32")
+            decay = keras.ops.sqrt(warmup / keras.ops.maximum(step, 1.0))
+            return peak * keras.ops.minimum(step / warmup, decay)
 
     return InverseSquareRoot()
 
@@ -272,31 +277,11 @@ def run_setting(name: str, changes: dict, data, args) -> dict:
 
 
 def run(args) -> None:
-    import keras
-
     data = dict(np.load(args.data))
-    results = {
-        "command": "python bench/translation_levers.py " + " ".join(sys.argv[1:]),
-        "keras": keras.__version__,
-        "backend": keras.backend.backend(),
-        "devices": device_names(),
-        "runs": {},
-    }
-    for name, changes in SETTINGS.items():
-        if args.only and name not in args.only:
-            continue
-        results["runs"][name] = run_setting(name, changes, data, args)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results) + "\n")
-
-
-def device_names() -> list[str]:
-    try:
-        import jax
-
-        return [str(device) for device in jax.devices()]
-    except ImportError:
-        return []
+    run_each_setting(
+        "translation_levers.py", SETTINGS, args.only,
+        lambda name, changes: run_setting(name, changes, data, args), args.out, indent=None,
+    )  # fmt: skip
 
 
 # -- score (here) -------------------------------------------------------------------------

@@ -301,7 +301,7 @@ def add_shared_arguments(
     group.add_argument(
         "--tokenizer", choices=("word", "sentencepiece"),
         help="translation: lower-cased words, or SentencePiece subwords learnt from the "
-        "training pairs, which keep case and have no unknown words (default word; "
+        "training pairs, which keep case and spell rare words in pieces (default word; "
         "--vocab-size: 15000 words or 8000 subwords a language)",
     )  # fmt: skip
     group.add_argument(

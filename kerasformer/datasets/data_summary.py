@@ -108,7 +108,11 @@ def summarize_texts(
     }
 
 
-def summarize_pairs(data: TranslationData, max_length: int | None = None) -> dict:
+def summarize_pairs(
+    data: TranslationData,
+    max_length: int | None = None,
+    token_counts: tuple[Sequence[int], Sequence[int]] | None = None,
+) -> dict:
     """Examples, sentence lengths, overlong pairs and train duplicates of a translation dataset.
 
     Args:
@@ -117,7 +121,11 @@ def summarize_pairs(data: TranslationData, max_length: int | None = None) -> dic
             whose target has more words plus ``[start]`` and ``[end]``, is counted in
             ``over_max_length_share``: training leaves such pairs out. None leaves it None.
 
-    Lengths are whitespace words; the translator also splits punctuation off, so its
+        token_counts: The tokens of each train source and target (without ``[start]`` and
+            ``[end]``) as the model's tokenizers count them, for ``over_max_length_share``
+            (subwords: ``--maxlen`` counts subwords); None counts whitespace words.
+
+    Lengths are whitespace words; the word tokenizer also splits punctuation off, so its
     counts, and the share of overlong pairs, can be somewhat higher.
 
     Returns:
@@ -135,6 +143,7 @@ def summarize_pairs(data: TranslationData, max_length: int | None = None) -> dic
     train = data.splits["train"]
     sources = word_counts(texts_of(train.sources))
     targets = word_counts(texts_of(train.targets))
+    counted = (sources, targets) if token_counts is None else token_counts
     return {
         "kind": "pairs",
         "dataset": data.name,
@@ -143,7 +152,7 @@ def summarize_pairs(data: TranslationData, max_length: int | None = None) -> dic
         "target_words": length_percentiles(targets),
         "max_length": max_length,
         "over_max_length_share": (
-            overlong_pair_share(sources, targets, max_length) if max_length is not None else None
+            overlong_pair_share(*counted, max_length) if max_length is not None else None
         ),
         "duplicates": duplicates_of_train(
             {name: texts_of(part.sources) for name, part in data.splits.items()}

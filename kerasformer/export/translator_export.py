@@ -80,9 +80,7 @@ def write_translator(
     write_lines(directory / SOURCE_VOCABULARY_FILE, translator.source_vocabulary)
     write_lines(directory / TARGET_VOCABULARY_FILE, translator.target_vocabulary)
     tokenizers = (translator.source_tokenizer, translator.target_tokenizer)
-    if tokenizers[0].kind != tokenizers[1].kind:
-        raise ValueError("a translator's source and target tokenizers must be of one kind.")
-    if tokenizers[0].kind == "sentencepiece":
+    if tokenizers[0].kind == "sentencepiece":  # one kind for both (see Translator)
         (directory / SOURCE_SUBWORDS_FILE).write_bytes(tokenizers[0].model)
         (directory / TARGET_SUBWORDS_FILE).write_bytes(tokenizers[1].model)
     settings = {

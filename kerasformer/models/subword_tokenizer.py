@@ -23,16 +23,20 @@ RESERVED_IDS = dict(pad_id=0, unk_id=1, bos_id=2, eos_id=3)
 SMALLEST_VOCABULARY = 8  # the four reserved ids and a few pieces
 
 
-def train_subwords(texts: Iterable[str], vocab_size: int, seed: int = 0) -> bytes:
-    """A SentencePiece unigram model of ``vocab_size`` ids (the four reserved included),
-    trained on ``texts``, as the bytes of its ``.model`` file."""
-    import sentencepiece
-
+def require_subword_vocabulary_size(vocab_size: int) -> None:
     if vocab_size < SMALLEST_VOCABULARY:
         raise KerasformerError(
             f"a subword vocabulary of {vocab_size} ids is too small; use at least "
             f"{SMALLEST_VOCABULARY}."
         )
+
+
+def train_subwords(texts: Iterable[str], vocab_size: int, seed: int = 0) -> bytes:
+    """A SentencePiece unigram model of ``vocab_size`` ids (the four reserved included),
+    trained on ``texts``, as the bytes of its ``.model`` file."""
+    import sentencepiece
+
+    require_subword_vocabulary_size(vocab_size)
     model = io.BytesIO()
     sentencepiece.set_random_generator_seed(seed)
     try:
@@ -42,6 +46,11 @@ def train_subwords(texts: Iterable[str], vocab_size: int, seed: int = 0) -> byte
             hard_vocab_limit=False, **RESERVED_IDS,
         )  # fmt: skip
     except RuntimeError as error:
+        if "required_chars" in str(error):  # fewer ids than the texts have characters
+            raise KerasformerError(
+                f"a subword vocabulary of {vocab_size} ids cannot hold every character of "
+                "the training texts; use a larger --vocab-size."
+            ) from None
         raise KerasformerError(f"cannot train a subword vocabulary: {error}") from error
     return model.getvalue()
 

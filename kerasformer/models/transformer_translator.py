@@ -77,7 +77,8 @@ def build_transformer_translator(
     if tie_embeddings and source_vocab_size != target_vocab_size:
         raise KerasformerError(
             f"tie_embeddings needs one vocabulary for both languages, got {source_vocab_size} "
-            f"source and {target_vocab_size} target tokens."
+            f"source and {target_vocab_size} target tokens; train with --tokenizer "
+            "sentencepiece --tie-embeddings, which makes one."
         )
     embedding_position, attention_position = POSITIONS[position]
     source = keras.Input((None,), dtype="int32", name=SOURCE_INPUT)

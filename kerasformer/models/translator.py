@@ -97,6 +97,12 @@ class Translator:
         self.maxlen = maxlen
         self.source_tokenizer = word_tokenizer_for(source_tokenizer, "source_words")
         self.target_tokenizer = word_tokenizer_for(target_tokenizer, "target_words")
+        if self.source_tokenizer.kind != self.target_tokenizer.kind:
+            raise KerasformerError(
+                f"a translator's two tokenizers must be of one kind, got "
+                f"{self.source_tokenizer.kind} and {self.target_tokenizer.kind}; give two "
+                "word tokenizers or two subword tokenizers."
+            )
         self.family = family or family_of(model)
         self.decoding = decoding_for(model, cached, self.family)
 

@@ -75,13 +75,14 @@ def run_recipe(
         log.phase = phase.name
         # The weight check before the backup (only finite weights are backed up), the
         # backup before the log (an epoch's numbers are kept only once its weights are);
-        # the best weights are kept before the log too.
+        # the best weights are kept before the log too, and an epoch's weights for
+        # averaging before the backup, so a run resumed from it finds every epoch.
         fit_callbacks = [StopOnNonFiniteWeights(phase)]
+        last_phase = index == len(phases) - 1
+        fit_callbacks += [averaging] if averaging is not None and last_phase else []
         fit_callbacks += [] if run is None else [run.backup_callback(index)]
         fit_callbacks += [*plan.callbacks, StopOnNonFiniteLoss(phase), *callbacks]
         fit_callbacks += [early] if watched else []
-        last_phase = index == len(phases) - 1
-        fit_callbacks += [averaging] if averaging is not None and last_phase else []
         fit_callbacks.append(log)
         plan.compile_for(phase)
         if verbose:

@@ -92,8 +92,9 @@ NOT_DECAYED = [r"(bias|gamma|beta)(:\d+)?$"]  # the weight's own name, last in i
 def learning_rate_schedule(schedule: str, peak: float, total_steps: int, warmup_fraction: float):
     """``peak`` throughout (``"constant"``), or a linear warm-up from 0 over
     ``warmup_fraction`` of the steps to ``peak``, then ``"cosine"``: a cosine decay to 0 at
-    ``total_steps``; ``"inverse_sqrt"``: ``peak * sqrt(warmup / step)``, the decay of
-    Vaswani et al. (2017), whose peak is ``d_model ** -0.5 * warmup ** -0.5``."""
+    ``total_steps``; ``"inverse_sqrt"``: ``peak * sqrt(warmup / step)`` (``peak /
+    sqrt(step)`` without a warm-up), the decay of Vaswani et al. (2017), whose peak is
+    ``d_model ** -0.5 * warmup ** -0.5``."""
     if schedule == "constant":
         return peak
     if schedule not in ("cosine", "inverse_sqrt"):

@@ -72,8 +72,8 @@ class WeightAveraging(keras.callbacks.Callback):
         epochs = range(max(first_epoch, final_epoch - self.last + 1), final_epoch + 1)
         found = {epoch: self.weights_of(epoch) for epoch in epochs}
         found = {epoch: weights for epoch, weights in found.items() if weights is not None}
-        if len(found) < 2:  # one epoch's weights are the model's already
-            return sorted(epoch + 1 for epoch in found)
+        if not found:
+            return []
         per_weight = zip(*(found[epoch] for epoch in sorted(found)), strict=True)
         model.set_weights([mean_of(copies) for copies in per_weight])
         return [epoch + 1 for epoch in sorted(found)]

@@ -77,3 +77,19 @@ def test_a_model_with_other_reserved_ids_is_refused():
     )  # the library's defaults: <unk> 0, <s> 1, </s> 2, no padding
     with pytest.raises(KerasformerError, match="ids 0-3 as <pad>, <unk>, <s>, </s>"):
         SubwordTokenizer(written.getvalue())
+
+
+def test_a_vocabulary_too_small_for_the_characters_names_the_flag():
+    # 80 ids cannot hold the ~200 distinct characters (plus the reserved ids).
+    texts = [
+        "".join(chr(0x4E00 + i) for i in range(start, start + 20)) for start in range(0, 200, 20)
+    ]
+    with pytest.raises(KerasformerError, match="use a larger --vocab-size"):
+        train_subwords(texts * 3, vocab_size=80)
+
+
+def test_a_translator_refuses_a_word_and_a_subword_tokenizer_together(model):
+    from kerasformer.models.translator import Translator
+
+    with pytest.raises(KerasformerError, match="two tokenizers must be of one kind"):
+        Translator(None, ["[UNK]", "a"], SubwordTokenizer(model), maxlen=8)

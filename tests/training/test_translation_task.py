@@ -251,6 +251,28 @@ def test_a_subword_translator_writes_case_accents_and_punctuation(
     assert sacrebleu.corpus_bleu(lowered, references).score < scores["bleu"] - 30
 
 
+def test_overlong_subword_pairs_are_counted_in_subwords(trained_subword_transformer):
+    import sentencepiece
+
+    from kerasformer.registry import task_entry
+    from kerasformer.training.tasks.translation import TranslationTask
+
+    result, data = trained_subword_transformer
+    source, target = result.model.source_tokenizer, result.model.target_tokenizer
+    short = Translator(result.model.model, source, target, maxlen=8)  # 3-6 words a side
+    summary = TranslationTask(task_entry("translation")).summarize(short, data)
+    train = data.splits["train"]
+    pieces = [
+        [len(ids) for ids in sentencepiece.SentencePieceProcessor(model_proto=t.model).encode(
+            list(texts)
+        )]
+        for t, texts in ((source, train.sources), (target, train.targets))
+    ]  # fmt: skip
+    overlong = np.mean([s > 8 or t + 2 > 8 for s, t in zip(*pieces, strict=True)])
+    assert overlong > 0.1  # in words none is overlong, so this tells the two apart
+    assert summary["over_max_length_share"] == pytest.approx(overlong, abs=1e-4)
+
+
 # A fresh interpreter with TensorFlow and TensorFlow Text (whose ops SentencePiece needs,
 # as TF-Hub's BERT preprocessing does) but not kerasformer: argv[1] the export, argv[2]
 # the sentences.

@@ -12,7 +12,11 @@ from kerasformer.datasets.pipeline import sequence_pair_examples, teacher_forcin
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
 from kerasformer.errors import KerasformerError
 from kerasformer.export.translator_export import write_translator
-from kerasformer.models.subword_tokenizer import SubwordTokenizer, train_subwords
+from kerasformer.models.subword_tokenizer import (
+    SubwordTokenizer,
+    require_subword_vocabulary_size,
+    train_subwords,
+)
 from kerasformer.models.translator import TARGET_RESERVED, Tokenizer, Translator
 from kerasformer.models.word_tokenizer import WordTokenizer, adapted_vocabulary
 from kerasformer.registry import resolve
@@ -51,6 +55,9 @@ class TranslationTask(Task):
                 f"unknown tokenizer {tokenizer!r}; use one of {', '.join(TOKENIZERS)}."
             )
         require_label_smoothing(config.model_options.get("label_smoothing", 0.0))
+        vocab_size = config.model_options.get("vocab_size")
+        if tokenizer == "sentencepiece" and vocab_size is not None:
+            require_subword_vocabulary_size(vocab_size)
         if config.model_options.get("tie_embeddings") and tokenizer != "sentencepiece":
             raise KerasformerError(
                 "tie_embeddings shares one vocabulary between the languages, which only "
@@ -89,7 +96,17 @@ class TranslationTask(Task):
         return translator, plan
 
     def summarize(self, translator: Translator, data: TranslationData) -> dict:
-        return summarize_pairs(data, translator.maxlen)
+        if translator.source_tokenizer.kind == "word":
+            return summarize_pairs(data, translator.maxlen)
+        train = data.splits["train"]
+        counts = tuple(
+            tokenizer.ids(tf.constant(list(texts), tf.string)).row_lengths().numpy()
+            for tokenizer, texts in (
+                (translator.source_tokenizer, train.sources),
+                (translator.target_tokenizer, train.targets),
+            )
+        )
+        return summarize_pairs(data, translator.maxlen, token_counts=counts)
 
     def evaluate(self, translator: Translator, data: TranslationData, config) -> dict[str, dict]:
         """Teacher-forced loss and accuracy, and BLEU and chrF of greedy translations."""
