@@ -73,7 +73,7 @@ def prepare(args) -> None:
         SUBWORD_VOCAB_SIZE,
     )
 
-    data = load_spa_eng(args.data_dir, seed=0)
+    data = load_spa_eng(args.data_dir, split_seed=0)
     train = data.splits["train"]
     models = {
         "source": train_subwords(train.sources, SUBWORD_VOCAB_SIZE, 0),
