@@ -9,13 +9,13 @@ the run directory beside the other backups.
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 
 from kerasformer.backend import keras
 from kerasformer.errors import KerasformerError
+from kerasformer.files.whole_file import write_whole_file
 
 BEST_WEIGHTS_FILE = "best-weights.npz"
 # Metrics that are better when lower; every other one (accuracy, f1, bleu ...) is better higher.
@@ -84,10 +84,9 @@ class EarlyStoppingOnRecords(keras.callbacks.Callback):
         self.best_weights = [np.array(w) for w in weights]
         if self.store is None or not self.writer:
             return
-        partial = self.store / f".{BEST_WEIGHTS_FILE}.partial"
-        with open(partial, "wb") as file:
-            np.savez(file, *self.best_weights)
-        os.replace(partial, self.store / BEST_WEIGHTS_FILE)
+        write_whole_file(
+            self.store / BEST_WEIGHTS_FILE, lambda partial: np.savez(partial, *self.best_weights)
+        )
 
     def restore_best(self, model: keras.Model) -> None:
         """Give ``model`` the best epoch's weights (those kept before a ``--resume`` too)."""

@@ -10,12 +10,12 @@ killed and resumed still averages epochs trained before the kill.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
 from kerasformer.backend import keras
+from kerasformer.files.whole_file import write_whole_file
 
 EPOCH_WEIGHTS_FILE = "epoch-weights-{}.npz"
 
@@ -50,10 +50,10 @@ class WeightAveraging(keras.callbacks.Callback):
             self.save(epoch)
 
     def save(self, epoch: int) -> None:
-        partial = self.store / f".{EPOCH_WEIGHTS_FILE.format(epoch)}.partial"
-        with open(partial, "wb") as file:
-            np.savez(file, *self.kept[epoch])
-        os.replace(partial, self.store / EPOCH_WEIGHTS_FILE.format(epoch))
+        write_whole_file(
+            self.store / EPOCH_WEIGHTS_FILE.format(epoch),
+            lambda partial: np.savez(partial, *self.kept[epoch]),
+        )
         old = self.store / EPOCH_WEIGHTS_FILE.format(epoch - self.keep)
         old.unlink(missing_ok=True)
 
