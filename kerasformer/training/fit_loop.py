@@ -20,7 +20,7 @@ from kerasformer.training.non_finite import (
 )
 from kerasformer.training.recipes import recipe_phases
 from kerasformer.training.run_directory import RunDirectory
-from kerasformer.training.weight_averaging import WeightAveraging
+from kerasformer.training.weight_averaging import weight_averaging_for, with_averaged_weights
 
 
 def run_recipe(
@@ -116,30 +116,7 @@ def run_recipe(
         if early is not None and early.stopped:
             break
     history = with_best_epoch(log.history, early, plan.fit_model)
-    return with_averaged_weights(history, averaging, log, last, plan.fit_model), False
-
-
-def weight_averaging_for(config, run: RunDirectory | None) -> WeightAveraging | None:
-    """The run's `WeightAveraging` (None without ``config.average_last``); it keeps
-    early stopping's patience more epochs, so that it can average up to the best one."""
-    if config.average_last is None:
-        return None
-    return WeightAveraging(
-        config.average_last, config.average_last + (config.early_stopping or 0),
-        store=None if run is None else run.path, writer=run is None or run.writer,
-    )  # fmt: skip
-
-
-def with_averaged_weights(
-    history: dict, averaging: WeightAveraging | None, log: EpochLog, phase: str, model
-) -> dict:
-    """The history, and ``model`` given the mean weights of the last (or best) epochs of
-    ``phase``, with ``averaged_epochs`` (1-based) naming them."""
-    epochs = [record["epoch"] for record in log.records if record["phase"] == phase]
-    if averaging is None or not epochs:
-        return history
-    final = history["best_epoch"] - 1 if "best_epoch" in history else epochs[-1]
-    return {**history, "averaged_epochs": averaging.average_into(model, final, epochs[0])}
+    return with_averaged_weights(history, averaging, log.records, last, plan.fit_model), False
 
 
 def steps_per_epoch(train_batches: tf.data.Dataset, examples: int, config) -> int:

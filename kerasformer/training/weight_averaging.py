@@ -79,6 +79,30 @@ class WeightAveraging(keras.callbacks.Callback):
         return [epoch + 1 for epoch in sorted(found)]
 
 
+def weight_averaging_for(config, run) -> WeightAveraging | None:
+    """The run's `WeightAveraging` (None without ``config.average_last``), keeping the
+    epochs' weights in the run directory ``run`` (a `RunDirectory`, or None); it keeps
+    early stopping's patience more epochs, so that it can average up to the best one."""
+    if config.average_last is None:
+        return None
+    return WeightAveraging(
+        config.average_last, config.average_last + (config.early_stopping or 0),
+        store=None if run is None else run.path, writer=run is None or run.writer,
+    )  # fmt: skip
+
+
+def with_averaged_weights(
+    history: dict, averaging: WeightAveraging | None, records: list[dict], phase: str, model
+) -> dict:
+    """The history, and ``model`` given the mean weights of the last (or best) epochs of
+    ``phase`` (among the epoch ``records``), with ``averaged_epochs`` (1-based) naming them."""
+    epochs = [record["epoch"] for record in records if record["phase"] == phase]
+    if averaging is None or not epochs:
+        return history
+    final = history["best_epoch"] - 1 if "best_epoch" in history else epochs[-1]
+    return {**history, "averaged_epochs": averaging.average_into(model, final, epochs[0])}
+
+
 def mean_of(copies: tuple[np.ndarray, ...]) -> np.ndarray:
     """The mean of a weight's copies; the newest copy where a mean means nothing (counters,
     a vocabulary's strings)."""
