@@ -136,9 +136,11 @@ class Translator:
 
     def source_lengths(self, texts: Sequence[str]) -> list[int]:
         """How many tokens (ids) each source sentence has for this model."""
-        if not len(texts):
-            return []
-        return self.source_ids(tf.constant(list(texts), dtype=tf.string)).row_lengths().numpy()
+        return token_counts(self.source_tokenizer, texts)
+
+    def target_lengths(self, texts: Sequence[str]) -> list[int]:
+        """How many tokens (ids) each target sentence has, without ``[start]`` and ``[end]``."""
+        return token_counts(self.target_tokenizer, texts)
 
     def translate_ids(self, source_ids: tf.Tensor, beam_width: int = GREEDY) -> tf.Tensor:
         """Generated target ids ``(batch, maxlen - 1)`` for padded ``source_ids``."""
@@ -271,3 +273,10 @@ class Translator:
 
 def model_inputs(source_ids, target_ids) -> dict:
     return {SOURCE_INPUT: source_ids, TARGET_INPUT: target_ids}
+
+
+def token_counts(tokenizer: Tokenizer, texts: Sequence[str]) -> list[int]:
+    """How many ids ``tokenizer`` gives each of ``texts``."""
+    if not len(texts):
+        return []
+    return tokenizer.ids(tf.constant(list(texts), dtype=tf.string)).row_lengths().numpy().tolist()

@@ -99,13 +99,7 @@ class TranslationTask(Task):
         if translator.source_tokenizer.kind == "word":
             return summarize_pairs(data, translator.maxlen)
         train = data.splits["train"]
-        counts = tuple(
-            tokenizer.ids(tf.constant(list(texts), tf.string)).row_lengths().numpy()
-            for tokenizer, texts in (
-                (translator.source_tokenizer, train.sources),
-                (translator.target_tokenizer, train.targets),
-            )
-        )
+        counts = translator.source_lengths(train.sources), translator.target_lengths(train.targets)
         return summarize_pairs(data, translator.maxlen, token_counts=counts)
 
     def evaluate(self, translator: Translator, data: TranslationData, config) -> dict[str, dict]:
