@@ -15,7 +15,7 @@ import numpy as np
 
 from kerasformer.backend import keras
 from kerasformer.errors import KerasformerError
-from kerasformer.files.whole_file import write_whole_file
+from kerasformer.training.weight_files import read_weights, write_weights
 
 BEST_WEIGHTS_FILE = "best-weights.npz"
 # Metrics that are better when lower; every other one (accuracy, f1, bleu ...) is better higher.
@@ -84,20 +84,13 @@ class EarlyStoppingOnRecords(keras.callbacks.Callback):
         self.best_weights = [np.array(w) for w in weights]
         if self.store is None or not self.writer:
             return
-        write_whole_file(
-            self.store / BEST_WEIGHTS_FILE, lambda partial: np.savez(partial, *self.best_weights)
-        )
+        write_weights(self.store / BEST_WEIGHTS_FILE, self.best_weights)
 
     def restore_best(self, model: keras.Model) -> None:
         """Give ``model`` the best epoch's weights (those kept before a ``--resume`` too)."""
         weights = self.best_weights
-        if (
-            weights is None
-            and self.store is not None
-            and (self.store / BEST_WEIGHTS_FILE).is_file()
-        ):
-            with np.load(self.store / BEST_WEIGHTS_FILE) as saved:
-                weights = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+        if weights is None and self.store is not None:
+            weights = read_weights(self.store / BEST_WEIGHTS_FILE)
         if weights is not None:
             model.set_weights(weights)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from kerasformer.backend import keras
-from kerasformer.files.whole_file import write_whole_file
+from kerasformer.training.weight_files import read_weights, write_weights
 
 EPOCH_WEIGHTS_FILE = "epoch-weights-{}.npz"
 
@@ -50,21 +50,16 @@ class WeightAveraging(keras.callbacks.Callback):
             self.save(epoch)
 
     def save(self, epoch: int) -> None:
-        write_whole_file(
-            self.store / EPOCH_WEIGHTS_FILE.format(epoch),
-            lambda partial: np.savez(partial, *self.kept[epoch]),
-        )
+        write_weights(self.store / EPOCH_WEIGHTS_FILE.format(epoch), self.kept[epoch])
         old = self.store / EPOCH_WEIGHTS_FILE.format(epoch - self.keep)
         old.unlink(missing_ok=True)
 
     def weights_of(self, epoch: int) -> list[np.ndarray] | None:
         if epoch in self.kept:
             return self.kept[epoch]
-        path = None if self.store is None else self.store / EPOCH_WEIGHTS_FILE.format(epoch)
-        if path is None or not path.is_file():
+        if self.store is None:
             return None
-        with np.load(path) as saved:
-            return [saved[f"arr_{i}"] for i in range(len(saved.files))]
+        return read_weights(self.store / EPOCH_WEIGHTS_FILE.format(epoch))
 
     def average_into(self, model: keras.Model, final_epoch: int, first_epoch: int) -> list[int]:
         """Give ``model`` the mean weights of the ``last`` epochs (0-based) up to
