@@ -63,11 +63,12 @@ def run_recipe(
         lr_schedule=config.lr_schedule,
     )
     last = phases[-1].name
+    averaging = weight_averaging_for(config, run)
     early = early_stopping_for(
         config, lambda: [record for record in log.records if record["phase"] == last], run
     )
-    averaging = weight_averaging_for(config, run)
     done = 0
+    interrupted = False
     for index, phase in enumerate(phases):
         watched = early is not None and index == len(phases) - 1
         if watched and early.should_stop(early.records()):
@@ -100,7 +101,8 @@ def run_recipe(
                 verbose=verbose,
             )
         except KeyboardInterrupt:
-            return with_best_epoch(log.history, early, plan.fit_model), True
+            interrupted = True
+            break
         except NonFiniteLoss:
             if run is not None:
                 run.delete()
@@ -116,6 +118,8 @@ def run_recipe(
         if early is not None and early.stopped:
             break
     history = with_best_epoch(log.history, early, plan.fit_model)
+    if interrupted:
+        return history, True  # the epochs to average may not all have been trained
     return with_averaged_weights(history, averaging, log.records, last, plan.fit_model), False
 
 

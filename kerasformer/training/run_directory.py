@@ -31,7 +31,7 @@ import numpy as np
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
-from kerasformer.training.run_settings import compared_settings, with_added_settings
+from kerasformer.training.run_settings import compared_settings, differing_settings
 from kerasformer.validation import is_whole_number
 
 CONFIG_FILE = "config.json"
@@ -135,10 +135,7 @@ class RunDirectory:
             self.epochs = read_json(epochs_file, default=[])
 
     def _require_same_settings(self) -> None:
-        saved = with_added_settings(read_json(self.path / CONFIG_FILE, default={}))
-        ours = with_added_settings(self.config)
-        changed = sorted(key for key in ours.keys() | saved.keys()
-                         if ours.get(key) != saved.get(key))  # fmt: skip
+        changed = differing_settings(read_json(self.path / CONFIG_FILE, default={}), self.config)
         if changed:
             raise KerasformerError(
                 f"--resume continues the run in {self.path}, which was started with other "
@@ -312,8 +309,7 @@ def require_settings_of_the_chief(path: Path, config) -> None:
         return
     saved = json.loads(saved_file.read_text(encoding="utf-8"))
     ours = compared_settings(config)  # as the chief saved its own
-    differing = sorted(key for key in saved.keys() | ours.keys()
-                       if key not in MAY_DIFFER and saved.get(key) != ours.get(key))  # fmt: skip
+    differing = [key for key in differing_settings(saved, ours) if key not in MAY_DIFFER]
     if differing:
         raise KerasformerError(
             f"this worker's settings differ from the chief's ({', '.join(differing)}); start "

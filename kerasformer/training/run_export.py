@@ -40,17 +40,16 @@ def export_trained(
     Every worker of a multi-worker run writes (see `worker_export_dir`); only the
     chief's export is kept.
     """
-    settings = run_settings(config)
     with (
         worker_export_dir(export_dir, chief=chief) as written,
         kept_if_not_written(task.keras_model(model), written),
         staged_directory(written, task.export_kind, config.overwrite) as staging,
     ):
         task.write_export(model, data, staging)
+        write_json(staging / SETTINGS_FILE, run_settings(config))
         if config.serving_version is not None:
             add_serving_version(staging, config.serving_version)
         write_json(staging / HISTORY_FILE, history)
-        write_json(staging / SETTINGS_FILE, settings)
         if history.get("loss"):  # nothing to draw when stopped inside the first epoch
             title = f"{data.name}: {config.model} ({config.resolved_recipe()})"
             save_figure(plot_training_history(history, title), staging / HISTORY_PLOT_FILE)

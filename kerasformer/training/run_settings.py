@@ -59,6 +59,14 @@ def compared_settings(config) -> dict:
     return json.loads(json.dumps(settings, default=str))
 
 
+def differing_settings(saved: dict, ours: dict) -> list[str]:
+    """The names of the compared settings that differ between a run's saved ``config.json``
+    and ours; settings added since an earlier release saved it count at the values that
+    release trained with (so its runs can still be resumed)."""
+    saved, ours = with_added_settings(saved), with_added_settings(ours)
+    return sorted(key for key in saved.keys() | ours.keys() if saved.get(key) != ours.get(key))
+
+
 def with_added_settings(saved: dict) -> dict:
     """Compared settings saved by an earlier release, with the settings added since then
     at the values that release trained with (so its runs can still be resumed)."""
