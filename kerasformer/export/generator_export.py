@@ -18,14 +18,13 @@ from pathlib import Path
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
-from kerasformer.export.saved_model import INPUT_NAME
+from kerasformer.export.saved_model_files import INPUT_NAME, write_saved_model
 from kerasformer.files.text_files import write_lines, write_settings
 from kerasformer.loading.generator import (
     SETTINGS_FILE,
     VOCABULARY_FILE,
     load_generator,  # noqa: F401  (its old home)
 )
-from kerasformer.loading.keras_model import KERAS_FILE
 from kerasformer.models.generation import DEFAULT_SAMPLING, Sampling
 from kerasformer.models.language_model import DEFAULT_MAX_TOKENS, TextGenerator
 
@@ -85,12 +84,8 @@ def write_generator(
     # Leave at least half the window for the prompt.
     max_tokens = min(max_tokens, generator.maxlen // 2)
     serving = GeneratorServing(generator, max_tokens, sampling)
-    tf.saved_model.save(
-        serving,
-        str(directory),
-        signatures={"serving_default": serving.default, "sample": serving.sample},
-    )
-    generator.model.save(directory / KERAS_FILE)
+    signatures = {"serving_default": serving.default, "sample": serving.sample}
+    write_saved_model(directory, serving, signatures, generator.model)
     write_lines(directory / VOCABULARY_FILE, generator.vocabulary)
     settings = {"end_token": generator.end_token, "max_tokens": max_tokens, **asdict(sampling)}
     write_settings(directory / SETTINGS_FILE, settings)

@@ -20,8 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kerasformer.backend import tf
+from kerasformer.export.saved_model_files import write_saved_model
 from kerasformer.files.text_files import write_settings
-from kerasformer.loading.keras_model import KERAS_FILE
 from kerasformer.loading.question_answerer import (  # noqa: F401  (its old home)
     SETTINGS_FILE,
     load_question_answerer,
@@ -61,7 +61,6 @@ def write_question_answerer(answerer: QuestionAnswerer, directory: Path) -> None
     """Write the SavedModel, ``model.keras`` and the settings into ``directory``."""
     directory = Path(directory)
     serving = QuestionAnswererServing(answerer)
-    tf.saved_model.save(serving, str(directory), signatures={"serving_default": serving.answer})
-    answerer.model.save(directory / KERAS_FILE)
+    write_saved_model(directory, serving, {"serving_default": serving.answer}, answerer.model)
     settings = {"preprocess": answerer.preprocess_handle, **answerer.settings}
     write_settings(directory / SETTINGS_FILE, settings)

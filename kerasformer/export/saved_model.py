@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kerasformer.backend import keras, tf
+from kerasformer.export.saved_model_files import write_saved_model
 from kerasformer.files.staged_directory import require_replaceable, staged_directory
 from kerasformer.files.text_files import write_settings
 from kerasformer.loading.exported_classifier import CLASS_NAMES_FILE, INPUT_NAME, SETTINGS_FILE
-from kerasformer.loading.keras_model import KERAS_FILE
 from kerasformer.models.text_classifier import TextClassifier
 
 
@@ -103,15 +103,8 @@ def write_classifier(
         names_file = Path(assets) / CLASS_NAMES_FILE
         names_file.write_text("".join(f"{name}\n" for name in class_names), encoding="utf-8")
         serving = ClassifierServing(classifier, class_names, names_file)
-        tf.saved_model.save(
-            serving,
-            str(directory),
-            signatures={
-                "serving_default": serving.serve,
-                "class_names": serving.get_class_names,
-            },
-        )
-    model.save(Path(directory) / KERAS_FILE)
+        signatures = {"serving_default": serving.serve, "class_names": serving.get_class_names}
+        write_saved_model(directory, serving, signatures, model)
     if classifier.threshold is not None:
         write_settings(
             Path(directory) / SETTINGS_FILE,

@@ -21,9 +21,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kerasformer.backend import tf
-from kerasformer.export.saved_model import INPUT_NAME
+from kerasformer.export.saved_model_files import INPUT_NAME, write_saved_model
 from kerasformer.files.text_files import write_settings
-from kerasformer.loading.keras_model import KERAS_FILE
 from kerasformer.loading.tagger import SETTINGS_FILE
 from kerasformer.models.entity_tagger import EntityTagger
 from kerasformer.models.iob_tags import tag_type, viterbi_tf
@@ -108,6 +107,5 @@ def write_tagger(tagger: EntityTagger, directory: Path) -> None:
     """Write the SavedModel, ``model.keras`` and ``tagger.json`` into ``directory``."""
     directory = Path(directory)
     serving = TaggerServing(tagger)
-    tf.saved_model.save(serving, str(directory), signatures={"serving_default": serving.serve})
-    tagger.model.save(directory / KERAS_FILE)
+    write_saved_model(directory, serving, {"serving_default": serving.serve}, tagger.model)
     write_settings(directory / SETTINGS_FILE, {"model": tagger.model.name, **tagger.settings()})

@@ -21,9 +21,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kerasformer.backend import tf
-from kerasformer.export.saved_model import INPUT_NAME
+from kerasformer.export.saved_model_files import INPUT_NAME, write_saved_model
 from kerasformer.files.text_files import write_lines, write_settings
-from kerasformer.loading.keras_model import KERAS_FILE
 from kerasformer.loading.translator import (
     SETTINGS_FILE,
     SOURCE_SUBWORDS_FILE,
@@ -71,12 +70,8 @@ def write_translator(
     """
     directory = Path(directory)
     serving = TranslatorServing(translator, beam_width)
-    tf.saved_model.save(
-        serving,
-        str(directory),
-        signatures={"serving_default": serving.greedy, "beam_search": serving.beam_search},
-    )
-    translator.model.save(directory / KERAS_FILE)
+    signatures = {"serving_default": serving.greedy, "beam_search": serving.beam_search}
+    write_saved_model(directory, serving, signatures, translator.model)
     write_lines(directory / SOURCE_VOCABULARY_FILE, translator.source_vocabulary)
     write_lines(directory / TARGET_VOCABULARY_FILE, translator.target_vocabulary)
     tokenizers = (translator.source_tokenizer, translator.target_tokenizer)
