@@ -43,8 +43,9 @@ def run_recipe(
     for that many epochs, the model ends with that phase's best epoch's weights, and the
     history's ``best_epoch`` (1-based) names it. With ``config.average_last``, the model
     then ends with the mean weights of that many epochs of the last phase, up to its last
-    (or best) epoch, which the history's ``averaged_epochs`` name. ``callbacks`` (such as
-    TensorBoard) see every epoch of every phase.
+    (or best) epoch, which the history's ``averaged_epochs`` name; a run stopped by
+    Ctrl-C is not averaged. ``callbacks`` (such as TensorBoard) see every epoch of every
+    phase.
     """
     log = EpochLog(run)
     train_batches, validation_batches, steps = plan.epoch_batches(
