@@ -189,6 +189,22 @@ def test_a_worker_started_with_other_settings_than_the_chief_is_refused(tmp_path
     assert sorted(run_directory_for(export_dir).rglob("*")) == before  # wrote nothing
 
 
+def test_a_worker_accepts_a_chief_run_saved_before_settings_were_added(tmp_path):
+    export_dir = tmp_path / "export"
+    config = TrainingConfig(dataset="ag_news", seed=7, strategy="multi-worker")
+    RunDirectory(run_directory_for(export_dir), compared_settings(config), resume=False)
+    saved_file = run_directory_for(export_dir) / "config.json"
+    saved = json.loads(saved_file.read_text())
+    for added in ("weight_decay", "clip_norm", "lr_schedule", "average_last"):
+        del saved[added]  # as a release before these settings wrote it
+    saved_file.write_text(json.dumps(saved))
+    chief_run_directory(export_dir, config)  # not refused
+    with pytest.raises(KerasformerError, match=r"differ from the chief's \(lr_schedule\)"):
+        chief_run_directory(
+            export_dir, TrainingConfig(**{**asdict(config), "lr_schedule": "cosine"})
+        )
+
+
 def test_a_non_chief_export_goes_to_scratch_that_is_deleted_even_on_failure(tmp_path):
     export_dir = tmp_path / "export"
     with pytest.raises(OSError), worker_export_dir(export_dir, chief=False) as written:
