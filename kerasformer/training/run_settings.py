@@ -34,10 +34,7 @@ ADDED_MODEL_OPTIONS = {"tie_embeddings": False}
 
 def run_settings(config) -> dict:
     """Every setting of ``config`` with its defaults resolved, and the data files' hashes."""
-    settings = dataclasses.asdict(config)
-    for name in NOT_CARRIED:
-        settings.pop(name)
-    settings.update(config.resolved_settings())
+    settings = resolved_settings(config)
     settings[DATA_FILES] = {
         name: {"path": str(settings[name]), "sha256": file_hash(Path(settings[name]))}
         for name in FILE_SETTINGS
@@ -49,14 +46,21 @@ def run_settings(config) -> dict:
     return settings
 
 
+def resolved_settings(config) -> dict:
+    """Every setting of ``config`` that the next run carries, with its defaults resolved."""
+    settings = dataclasses.asdict(config)
+    for name in NOT_CARRIED:
+        settings.pop(name)
+    settings.update(config.resolved_settings())
+    return settings
+
+
 def compared_settings(config) -> dict:
     """The settings two runs must share to be one run (resumed, or on several workers):
-    `run_settings` without the data files' hashes (compared as the data's fingerprint)
-    and the version, as JSON holds them."""
-    settings = run_settings(config)
-    for name in (DATA_FILES, VERSION):
-        settings.pop(name)
-    return json.loads(json.dumps(settings, default=str))
+    `run_settings` without the data files' hashes (the data is compared by its
+    fingerprint instead, so the files are not read for this) and the version, as JSON
+    holds them."""
+    return json.loads(json.dumps(resolved_settings(config), default=str))
 
 
 def differing_settings(saved: dict, ours: dict) -> list[str]:
