@@ -91,7 +91,25 @@ def global_dtype_policy(name: str) -> Iterator[None]:
         tf_keras.mixed_precision.set_global_policy(previous)
 
 
+@contextlib.contextmanager
+def without_layer_traces() -> Iterator[None]:
+    """``tf.saved_model.save`` in the block skips tf-keras's trace of every layer's call.
+
+    What ``model.save(save_format="tf", save_traces=False)`` does, for a SavedModel whose
+    root is not a Keras model: its own signatures are traced as ever, the layers and their
+    variables are kept, and only the per-layer functions (which nothing serving a
+    signature calls) are left out. Those traces are most of what saving costs, and much
+    of what loading the SavedModel costs (an LSTM's more than most).
+    """
+    from tf_keras.src.saving.legacy.saved_model import utils  # no public switch for this
+
+    with utils.keras_option_scope(
+        save_traces=False, in_tf_saved_model_scope=utils.in_tf_saved_model_scope()
+    ):
+        yield
+
+
 __all__ = [  # noqa: F822  (keras and tf come from __getattr__)
     "ENVIRONMENT_VARIABLE", "KERAS_VERSION", "chosen_keras_version", "global_dtype_policy",
-    "keras", "serializable", "tf",
+    "keras", "serializable", "tf", "without_layer_traces",
 ]  # fmt: skip

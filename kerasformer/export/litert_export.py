@@ -18,6 +18,7 @@ from tqdm.auto import tqdm
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
+from kerasformer.export.saved_model_files import save_signatures
 from kerasformer.files.export_kind import CLASSIFIER, TAGGER, export_kind
 from kerasformer.files.whole_file import write_whole_file
 from kerasformer.litert import files as litert_files
@@ -123,7 +124,7 @@ def tagger_module(export_dir: Path) -> tuple[tf.Module, dict, None]:
 def converted(module: tf.Module, quantize: str) -> bytes:
     """The ``.tflite`` bytes of ``module.serve``, builtin ops only."""
     with tempfile.TemporaryDirectory(prefix="kerasformer-litert-") as scratch:
-        tf.saved_model.save(module, scratch, signatures={SIGNATURE: module.serve})
+        save_signatures(module, scratch, {SIGNATURE: module.serve})
         converter = tf.lite.TFLiteConverter.from_saved_model(scratch, signature_keys=[SIGNATURE])
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
         if quantize != "none":

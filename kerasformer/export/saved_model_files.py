@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kerasformer.backend import keras, tf
+from kerasformer.backend import keras, tf, without_layer_traces
 from kerasformer.loading.exported_classifier import INPUT_NAME
 from kerasformer.loading.keras_model import KERAS_FILE
 
-__all__ = ["INPUT_NAME", "write_saved_model"]
+__all__ = ["INPUT_NAME", "save_signatures", "write_saved_model"]
 
 
 def write_saved_model(
@@ -26,5 +26,12 @@ def write_saved_model(
 ) -> None:
     """Save ``serving`` into ``directory`` with ``signatures`` (name: traced function),
     and ``model`` beside it as ``model.keras``."""
-    tf.saved_model.save(serving, str(directory), signatures=signatures)
+    save_signatures(serving, directory, signatures)
     model.save(Path(directory) / KERAS_FILE)
+
+
+def save_signatures(module: tf.Module, directory: str | Path, signatures: dict) -> None:
+    """Save ``module`` as a SavedModel that serves ``signatures``, and nothing more: the
+    Keras models it holds keep their variables but not a traced call of each layer."""
+    with without_layer_traces():
+        tf.saved_model.save(module, str(directory), signatures=signatures)
