@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from kerasformer.backend import global_dtype_policy, keras, tf
+from kerasformer.backend import global_dtype_policy, keras, tf, without_layer_traces
 from kerasformer.errors import KerasformerError
 from kerasformer.files.staged_directory import require_replaceable, staged_directory
 from kerasformer.validation import is_real_number, is_whole_number
@@ -161,13 +161,18 @@ def export_encoder(
 ) -> None:
     """The Model Garden's TF-Hub encoder, plus its attention probabilities.
 
-    What ``export_tfhub_lib.export_model`` writes (``pooled_output``, ``sequence_output``,
+    What ``export_tfhub_lib.export_model`` serves (``pooled_output``, ``sequence_output``,
     ``encoder_outputs``, ``default``; ``vocab_file`` and ``do_lower_case``), from an
     encoder built to return its attention scores too. They are left out of the model's
     outputs, so fine-tuning and serving are unchanged, and served by a function of
     their own on the same weights: ``attention_probabilities(input_word_ids,
     input_mask, input_type_ids)``, float32 ``(layers, batch, heads, queries, keys)``,
     each row the softmax over the keys (padding gets 0), before dropout.
+
+    It is saved as TF-Hub's Reusable SavedModel (`reusable_saved_model`), which is all
+    ``hub.KerasLayer`` reads, rather than as a Keras model: that would also save a
+    traced call of every layer, which made converting and loading MiniLM 3-4 times
+    slower.
     """
     from official.modeling import tf_utils
     from official.nlp.modeling import networks
@@ -196,8 +201,10 @@ def export_encoder(
     attention_model = keras.Model(inputs=inputs, outputs=attention)
     restored = tf.train.Checkpoint(model=encoder, encoder=encoder).restore(checkpoint)
     restored.assert_existing_objects_matched()
-    core_model.vocab_file = tf.saved_model.Asset(str(vocab_file))
-    core_model.do_lower_case = tf.Variable(lower_case, trainable=False)
+    saved = reusable_saved_model(core_model)
+    saved.vocab_file = tf.saved_model.Asset(str(vocab_file))
+    saved.do_lower_case = tf.Variable(lower_case, trainable=False)
+    saved.variables.append(saved.do_lower_case)  # a Keras model would list it too
 
     ids = [tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUT_NAMES]
 
@@ -210,8 +217,30 @@ def export_encoder(
         )  # fmt: skip
         return tf.cast(tf.stack(scores), tf.float32)
 
-    setattr(core_model, ATTENTION_FUNCTION, attention_probabilities)
-    core_model.save(str(path), include_optimizer=False, save_format="tf")
+    setattr(saved, ATTENTION_FUNCTION, attention_probabilities)
+    with without_layer_traces():
+        tf.saved_model.save(saved, str(path))
+
+
+def reusable_saved_model(model: keras.Model):
+    """What TF-Hub's Reusable SavedModel API asks of an object, for ``model``:
+    ``__call__(inputs, training=False)`` traced in both modes for any batch and length,
+    and its ``variables``, ``trainable_variables`` and (no) ``regularization_losses``."""
+    saved = tf.__internal__.tracking.AutoTrackable()
+    saved.model = model
+
+    @tf.function
+    def call(inputs, training=False):
+        return model(inputs, training=training)
+
+    ids = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUT_NAMES}
+    for training in (False, True):
+        call.get_concrete_function(ids, training=training)
+    saved.__call__ = call
+    saved.variables = list(model.variables)
+    saved.trainable_variables = list(model.trainable_variables)
+    saved.regularization_losses = []
+    return saved
 
 
 def export_preprocess(path: Path, vocab_file: Path, lower_case: bool, seq_length: int) -> None:

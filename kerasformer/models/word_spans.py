@@ -64,15 +64,28 @@ def split_words(text: str) -> list[tuple[str, int, int]]:
     return words
 
 
+# Outside ASCII, only these categories can make a character anything but `WORD`: white
+# space is Zs, Zl, Zp or Cc, and the rest of `character_class` asks for Cc, Cf and P*.
+NON_WORD_CATEGORIES = frozenset(
+    ("Zs", "Zl", "Zp", "Cc", "Cf", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po")
+)
+
+
 @functools.cache
 def non_word_code_points() -> tuple[np.ndarray, np.ndarray]:
     """Every code point outside the CJK ranges whose class is not `WORD`, and its class."""
+    # One category lookup per code point, and `character_class` only for the few
+    # candidates: classifying all 1.1 million code points took 3.4 s per export.
+    category = unicodedata.category
+    candidates = [
+        code
+        for code in range(sys.maxunicode + 1)
+        if code < 128 or category(chr(code)) in NON_WORD_CATEGORIES
+    ]
     codes, classes = [], []
-    for code in range(sys.maxunicode + 1):
-        if 0xD800 <= code <= 0xDFFF or is_cjk(code):
-            continue
+    for code in candidates:
         kind = character_class(chr(code))
-        if kind != WORD:
+        if kind != WORD and not is_cjk(code):
             codes.append(code), classes.append(kind)
     return np.array(codes, np.int64), np.array(classes, np.int32)
 

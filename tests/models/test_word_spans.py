@@ -63,3 +63,19 @@ def test_the_words_are_those_of_tensorflow_texts_bert_delimiters(splitter):
     ours = splitter(np.array(texts, dtype=object))[0]
     assert ours.to_list() == theirs.to_list()
     assert [w for w, _, _ in split_words("a\u00a0b")] == ["a", "b"]
+
+
+def test_the_table_of_non_word_code_points_is_every_code_point_classified_one_by_one():
+    # The reference: `character_class` asked about every code point but surrogates.
+    import sys
+
+    from kerasformer.models.word_spans import WORD, character_class, is_cjk, non_word_code_points
+
+    expected = {
+        code: kind
+        for code in range(sys.maxunicode + 1)
+        if not (0xD800 <= code <= 0xDFFF or is_cjk(code))
+        and (kind := character_class(chr(code))) != WORD
+    }
+    codes, classes = non_word_code_points()
+    assert dict(zip(codes.tolist(), classes.tolist(), strict=True)) == expected
