@@ -171,8 +171,8 @@ def export_encoder(
 
     It is saved as TF-Hub's Reusable SavedModel (`reusable_saved_model`), which is all
     ``hub.KerasLayer`` reads, rather than as a Keras model: that would also save a
-    traced call of every layer, which made converting and loading MiniLM 3-4 times
-    slower.
+    traced call of every layer, which made loading MiniLM 4 times slower and its
+    ``saved_model.pb`` 2.6 times larger.
     """
     from official.modeling import tf_utils
     from official.nlp.modeling import networks
