@@ -10,7 +10,10 @@ writes the two models of the TF-Hub BERT format from a local checkpoint director
 
 The encoder network, the export and the preprocessing are the Model Garden's
 (``official.nlp.modeling.networks.BertEncoder``, ``official.nlp.tools.export_tfhub_lib``);
-this module only reads the checkpoint and places its weights.
+this module reads the checkpoint and places its weights. One layer differs: the
+encoder's position embeddings gather their rows (`GatheredPositionEmbedding`), with the
+same weights and outputs, so that XLA compiles a fine-tuning step through the saved
+encoder once rather than at every step.
 """
 
 from __future__ import annotations
@@ -177,22 +180,26 @@ def export_encoder(
     from official.modeling import tf_utils
     from official.nlp.modeling import networks
 
-    encoder = networks.BertEncoder(
-        vocab_size=bert_config.vocab_size,
-        hidden_size=bert_config.hidden_size,
-        num_layers=bert_config.num_hidden_layers,
-        num_attention_heads=bert_config.num_attention_heads,
-        intermediate_size=bert_config.intermediate_size,
-        activation=tf_utils.get_activation(bert_config.hidden_act),
-        dropout_rate=bert_config.hidden_dropout_prob,
-        attention_dropout_rate=bert_config.attention_probs_dropout_prob,
-        max_sequence_length=bert_config.max_position_embeddings,
-        type_vocab_size=bert_config.type_vocab_size,
-        initializer=keras.initializers.TruncatedNormal(stddev=bert_config.initializer_range),
-        embedding_width=bert_config.embedding_size,
-        dict_outputs=True,
-        return_attention_scores=True,
-    )
+    from kerasformer.convert.gathered_position_embedding import positions_gathered
+    from kerasformer.models.bert_classifier import COMPILES_GRADIENT_ONCE
+
+    with positions_gathered():
+        encoder = networks.BertEncoder(
+            vocab_size=bert_config.vocab_size,
+            hidden_size=bert_config.hidden_size,
+            num_layers=bert_config.num_hidden_layers,
+            num_attention_heads=bert_config.num_attention_heads,
+            intermediate_size=bert_config.intermediate_size,
+            activation=tf_utils.get_activation(bert_config.hidden_act),
+            dropout_rate=bert_config.hidden_dropout_prob,
+            attention_dropout_rate=bert_config.attention_probs_dropout_prob,
+            max_sequence_length=bert_config.max_position_embeddings,
+            type_vocab_size=bert_config.type_vocab_size,
+            initializer=keras.initializers.TruncatedNormal(stddev=bert_config.initializer_range),
+            embedding_width=bert_config.embedding_size,
+            dict_outputs=True,
+            return_attention_scores=True,
+        )
     inputs = {tensor.name: tensor for tensor in encoder.inputs}
     outputs = dict(encoder(inputs))
     attention = outputs.pop("attention_scores")
@@ -205,6 +212,7 @@ def export_encoder(
     saved.vocab_file = tf.saved_model.Asset(str(vocab_file))
     saved.do_lower_case = tf.Variable(lower_case, trainable=False)
     saved.variables.append(saved.do_lower_case)  # a Keras model would list it too
+    setattr(saved, COMPILES_GRADIENT_ONCE, tf.Variable(True, trainable=False))
 
     ids = [tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUT_NAMES]
 

@@ -80,6 +80,11 @@ def build_bert_classifier(
     return keras.Model(text, probabilities, name=name)
 
 
+# An encoder SavedModel's variable saying its gradient compiles once under XLA; only
+# `kerasformer convert-bert`'s encoders have it (`GatheredPositionEmbedding` says why).
+COMPILES_GRADIENT_ONCE = "xla_compiles_gradient_once"
+
+
 @serializable
 class HubLayer(hub.KerasLayer):
     """``hub.KerasLayer`` registered as ``kerasformer>HubLayer``, so saved models reload.
@@ -96,6 +101,14 @@ class HubLayer(hub.KerasLayer):
         import tensorflow_text  # noqa: F401
 
         super().__init__(handle, **kwargs)
+
+    @property
+    def xla_compiles_gradient_once(self) -> bool:
+        """Whether XLA compiles a training step through this SavedModel once, rather than
+        at every step: so its writer says (`COMPILES_GRADIENT_ONCE`); tfhub.dev's BERT
+        encoders say nothing, and slice their position embeddings as made them recompile."""
+        marker = getattr(self.resolved_object, COMPILES_GRADIENT_ONCE, None)
+        return marker is not None and bool(marker.numpy())
 
 
 def hub_layer(handle: str | Path, name: str, trainable: bool) -> HubLayer:

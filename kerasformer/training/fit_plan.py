@@ -19,12 +19,14 @@ from kerasformer.errors import KerasformerError
 from kerasformer.models.text_classifier import TextClassifier
 from kerasformer.training.acceleration import split_off_string_preprocessing
 
-# bench/bert_xla_steps.py: MiniLM fine-tuned under XLA compiles its whole step again at
-# every step (traced once), 20-40 s a step against 2.2 s without XLA on a 2-core CPU.
+# bench/bert_xla_steps.py: MiniLM fine-tuned under XLA, as tfhub.dev's BERTs are saved,
+# compiles its whole step again at every step (traced once), 20-40 s a step against 2.2 s
+# without XLA on a 2-core CPU; encoders from `kerasformer convert-bert` compile once.
 XLA_RECOMPILES_TRAINABLE_ENCODER = (
-    "kerasformer: warning: --xla compiles a trainable TF-Hub encoder's training step again "
-    "at every step (TensorFlow 2.20), 10-20x slower than without it; drop --xla, or keep "
-    "the encoder frozen (--recipe frozen) to use it."
+    "kerasformer: warning: --xla compiles a training step through this trainable TF-Hub "
+    "encoder again at every step (TensorFlow 2.20), 10-20x slower than without it; drop "
+    "--xla, keep the encoder frozen (--recipe frozen), or convert the checkpoint with "
+    "`kerasformer convert-bert`, whose encoders compile once."
 )
 
 
@@ -108,7 +110,7 @@ class FitPlan:
         """Ready ``fit_model`` for one recipe phase: its encoder setting and optimizer."""
         if phase.encoder_trainable is not None:
             self.set_encoder_trainable(phase.encoder_trainable)
-        if self.jit_compile and self.encoder is not None and self.encoder.trainable:
+        if self.jit_compile and self.recompiles_trainable_encoder():
             print(XLA_RECOMPILES_TRAINABLE_ENCODER, file=sys.stderr, flush=True)
         self.fit_model.compile(
             optimizer=phase.make_optimizer(),
@@ -116,6 +118,14 @@ class FitPlan:
             metrics=self.metrics,
             weighted_metrics=self.weighted_metrics or None,
             jit_compile=self.jit_compile,
+        )
+
+    def recompiles_trainable_encoder(self) -> bool:
+        encoder = self.encoder
+        return (
+            encoder is not None
+            and encoder.trainable
+            and not getattr(encoder, "xla_compiles_gradient_once", False)
         )
 
     def set_encoder_trainable(self, trainable: bool) -> None:

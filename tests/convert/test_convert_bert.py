@@ -112,6 +112,62 @@ def test_encoder_is_fine_tunable_through_hub(tiny_hub_bert):
     assert hub.KerasLayer(str(tiny_hub_bert.encoder), trainable=False).trainable_variables == []
 
 
+# Fine-tunes a TF-Hub encoder under XLA on three batches of other ids, then a model that
+# slices a table by the input's length inside a SavedModel function, as the Model
+# Garden's position embedding does; each compile logs a line (TF_CPP_VMODULE).
+COUNT_XLA_COMPILES = """
+import sys, tempfile
+import tensorflow as tf
+import tensorflow_hub as hub
+
+def compiles(layer, inputs, outputs=lambda y: y):
+    @tf.function(jit_compile=True)
+    def step(batch):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(outputs(layer(batch, training=True)) ** 2)
+        return tape.gradient(loss, layer.trainable_variables)
+    print("COUNT FROM HERE", file=sys.stderr, flush=True)
+    for first_id in (5, 6, 7):
+        step(inputs(first_id))
+
+def bert_inputs(first_id):
+    ids = tf.fill((2, 6), first_id)
+    return dict(input_word_ids=ids, input_mask=tf.ones_like(ids), input_type_ids=tf.zeros_like(ids))
+
+class Sliced(tf.Module):
+    def __init__(self):
+        self.table = tf.Variable(tf.ones((8, 4)))
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    def __call__(self, ids):
+        return self.table[: tf.shape(ids)[1]] * tf.cast(ids[..., None], tf.float32)
+
+compiles(hub.KerasLayer(sys.argv[1], trainable=True), bert_inputs, lambda y: y["pooled_output"])
+path = tempfile.mkdtemp()
+tf.saved_model.save(Sliced(), path)
+compiles(hub.KerasLayer(path, trainable=True), lambda first_id: tf.fill((2, 6), first_id))
+"""
+
+
+def test_xla_compiles_a_training_step_through_the_encoder_once(tiny_hub_bert):
+    """Gathered position rows: a step through the encoder compiles once for a shape,
+    where a slice by the input's length compiled again for every batch and weight."""
+    import subprocess
+    import sys
+
+    from tests.helpers.processes import environment
+
+    result = subprocess.run(
+        [sys.executable, "-c", COUNT_XLA_COMPILES, str(tiny_hub_bert.encoder)],
+        capture_output=True, text=True, timeout=300,
+        env={**environment("0"), "TF_CPP_VMODULE": "device_compiler=1"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    _, encoder_log, sliced_log = result.stderr.split("COUNT FROM HERE")
+    compiled = "Compilation of XLA executable"
+    assert encoder_log.count(compiled) == 1
+    assert sliced_log.count(compiled) == 3  # the count sees what it is to see
+
+
 def test_sequence_length_is_configurable(tiny_hub_bert):
     inputs, outputs = hub_outputs(tiny_hub_bert, ["team goal"])
     assert inputs["input_word_ids"].shape == (1, 32)
