@@ -105,8 +105,8 @@ class HubLayer(hub.KerasLayer):
     @property
     def xla_compiles_gradient_once(self) -> bool:
         """Whether XLA compiles a training step through this SavedModel once, rather than
-        at every step: so its writer says (`COMPILES_GRADIENT_ONCE`); tfhub.dev's BERT
-        encoders say nothing, and slice their position embeddings as made them recompile."""
+        at every step, as its writer says (`COMPILES_GRADIENT_ONCE`). tfhub.dev's BERT
+        encoders say nothing; they slice their position embeddings, which recompiles."""
         marker = getattr(self.resolved_object, COMPILES_GRADIENT_ONCE, None)
         return marker is not None and bool(marker.numpy())
 
