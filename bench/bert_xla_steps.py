@@ -104,7 +104,8 @@ def profile_one_step(train_step) -> dict[str, dict[str, float]]:
 
 def cache_probe(encoder: str) -> dict[str, float]:
     """Seconds of a bare XLA gradient step through the trainable encoder, called again
-    after each change: a compile takes seconds, a cache hit milliseconds."""
+    after each change: a call that compiles takes several times as long as a cache hit,
+    which only runs the compiled step."""
     import tensorflow_hub as hub
 
     from kerasformer.backend import tf
