@@ -8,10 +8,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cores import worker_thread_pools
+
 # The tests check what XLA computes, not how fast: XLA's CPU compiler without its
 # optimisation passes compiles a tiny BERT's training step in less than half the time
 # (108 s to 45 s for one test). Set before anything compiles; subprocesses inherit it.
 os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
+
+# Each pytest-xdist worker's TensorFlow (and every process it starts) sizes its thread pools
+# to its share of the cores, not to all of them: two workers on two cores otherwise run
+# twice the threads there are cores for (five heavy test files, one run each: 449 s to
+# 423 s; the default classifier's step on 32 texts, two processes at once: 0.71-0.78 s to
+# 0.62 s).
+os.environ.update(worker_thread_pools())
 
 from tests.helpers.bert import write_tiny_bert_checkpoint
 from tests.helpers.data import (

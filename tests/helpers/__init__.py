@@ -8,6 +8,7 @@
 - `weights`: layers' weights read as NumPy, or set to random values
 - `tiny_models`: small untrained translators and a language model, for decoding tests
 - `pictures`: reading back the PNGs and pages the plots write
+- `cores`: TensorFlow's thread pools sized to each pytest-xdist worker's share of the cores
 - `numpy_reference`, `numpy_bert`: independent NumPy implementations the layers and the
   BERT converter are checked against
 """
