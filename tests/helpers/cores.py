@@ -11,8 +11,8 @@ def worker_thread_pools() -> dict[str, str]:
     """In a pytest-xdist worker, the variables that size TensorFlow's thread pools to the
     cores divided among the workers (at least 1 thread), unless they are set already;
     none in the controller or outside xdist, where TensorFlow's defaults stay."""
-    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
-    if "PYTEST_XDIST_WORKER" not in os.environ or workers is None:
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # xdist sets it with the worker count
         return {}
-    threads = str(max(1, len(os.sched_getaffinity(0)) // int(workers)))
+    workers = int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
+    threads = str(max(1, len(os.sched_getaffinity(0)) // workers))
     return {name: threads for name in THREAD_POOL_VARIABLES if name not in os.environ}
