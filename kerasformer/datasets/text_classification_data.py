@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.model_selection import train_test_split
 
 from kerasformer.backend import tf
 from kerasformer.datasets.splits import SPLITS, AlignedArrays, Splits
@@ -74,6 +73,9 @@ def stratified_split(
     """
     if not 0 < fraction < 1:
         raise KerasformerError(f"a split fraction must be between 0 and 1, got {fraction!r}.")
+    # Imported here: scikit-learn costs a command that reads no data a second to start.
+    from sklearn.model_selection import train_test_split
+
     _, first, group = np.unique(data.texts.astype(str), return_index=True, return_inverse=True)
     try:
         _, held_groups = train_test_split(

@@ -6,18 +6,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.metrics import (
-    accuracy_score,
-    confusion_matrix,
-    f1_score,
-    precision_recall_fscore_support,
-)
+
+# scikit-learn is imported by the functions that score: it costs every command a second
+# to start, and most commands (predict, translate, answer) score nothing.
 
 
 def classification_metrics(
     labels: np.ndarray, probabilities: np.ndarray, class_names: Sequence[str]
 ) -> dict:
     """Metrics of predicted probabilities against true integer labels, as plain JSON types."""
+    from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
+
     predictions = np.argmax(probabilities, axis=-1)
     classes = list(range(len(class_names)))
     precision, recall, f1, support = precision_recall_fscore_support(
@@ -43,6 +42,8 @@ def multi_label_metrics(
     (scikit-learn's subset accuracy); ``micro_f1`` pools every (text, class) decision,
     ``macro_f1`` averages the classes' F1.
     """
+    from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
+
     predicted = (np.asarray(probabilities) > threshold).astype(int)
     truth = np.asarray(labels).astype(int)
     precision, recall, f1, support = precision_recall_fscore_support(
@@ -60,6 +61,8 @@ def multi_label_metrics(
 def best_threshold(labels: np.ndarray, probabilities: np.ndarray) -> float:
     """The threshold of `THRESHOLDS` with the best micro F1; of equals, the nearest 0.5
     (a plateau of perfect scores says nothing for 0.05 over 0.5)."""
+    from sklearn.metrics import f1_score
+
     truth = np.asarray(labels).astype(int)
     scores = [
         f1_score(truth, (np.asarray(probabilities) > t).astype(int), average="micro",

@@ -19,7 +19,6 @@ from kerasformer.backend import keras
 from kerasformer.errors import KerasformerError
 from kerasformer.export.serving_layout import add_serving_version
 from kerasformer.files.staged_directory import staged_directory
-from kerasformer.plots import plot_training_history, save_figure
 from kerasformer.training.run_settings import SETTINGS_FILE, run_settings
 
 HISTORY_FILE = "history.json"
@@ -40,6 +39,9 @@ def export_trained(
     Every worker of a multi-worker run writes (see `worker_export_dir`); only the
     chief's export is kept.
     """
+    # Imported here: matplotlib costs every command, most of which draw nothing, a second.
+    from kerasformer.plots import plot_training_history, save_figure
+
     with (
         worker_export_dir(export_dir, chief=chief) as written,
         kept_if_not_written(task.keras_model(model), written),

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import warnings
 
-from seqeval.metrics import classification_report, f1_score
-from seqeval.scheme import IOB2
-
 from kerasformer.errors import KerasformerError
 from kerasformer.models.iob_tags import entity_spans
 
@@ -27,6 +24,10 @@ def entity_scores(true_tags: list[list[str]], predicted_tags: list[list[str]]) -
     >>> entity_scores([["B-PER", "I-PER", "O"]], [["B-PER", "I-PER", "O"]])["f1"]
     1.0
     """
+    # Imported here: seqeval imports scikit-learn, which costs every command a second.
+    from seqeval.metrics import classification_report, f1_score
+    from seqeval.scheme import IOB2
+
     if len(true_tags) != len(predicted_tags) or any(
         len(t) != len(p) for t, p in zip(true_tags, predicted_tags, strict=False)
     ):

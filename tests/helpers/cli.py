@@ -47,9 +47,12 @@ def run_cli_in_fixture(*argv):
 
 
 # Runs several command lines in one interpreter (TensorFlow starts once) and prints, for
-# each, its exit status, stdout and stderr as JSON; a traceback is reported as such.
+# each, its exit status, stdout and stderr as JSON; a traceback is reported as such. The
+# process starts as the console script does (kerasformer_command).
 DRIVER = r"""
 import contextlib, io, json, os, sys, traceback
+import kerasformer_command
+kerasformer_command.use_tf_keras_only()
 from kerasformer.cli.main import main
 
 results = []

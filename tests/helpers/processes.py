@@ -29,9 +29,12 @@ sys.meta_path.insert(0, NoKerasformer())
 
 # Runs several command lines in one interpreter, to pay TensorFlow's start-up once, and
 # prints each one's exit status, stdout and stderr as JSON; an exception escaping main()
-# (SystemExit too) is the status "crash", its traceback on stderr.
+# (SystemExit too) is the status "crash", its traceback on stderr. The process starts as
+# the console script does (kerasformer_command).
 RUN_COMMANDS = """
 import contextlib, io, json, sys, traceback
+import kerasformer_command
+kerasformer_command.use_tf_keras_only()
 {imports}
 from kerasformer.cli.main import main
 
@@ -89,14 +92,15 @@ def run_kerasformer(
     *args, stdin: bytes | None = None, text: bool = True, tf_log_level: str | None = "2",
     timeout: int = 300,
 ) -> subprocess.CompletedProcess:  # fmt: skip
-    """``python -m kerasformer.cli.main ARGS`` in a fresh interpreter, as from a shell.
+    """``python -m kerasformer_command ARGS`` (what the ``kerasformer`` console script
+    runs) in a fresh interpreter, as from a shell.
 
     ``stdin`` is fed to it (None: this process's standard input is inherited); with
     ``text=False`` arguments, input and output are raw bytes. ``tf_log_level`` is the
     TF_CPP_MIN_LOG_LEVEL it runs with (None: the one of this environment, if any).
     """
     return subprocess.run(
-        [sys.executable, "-m", "kerasformer.cli.main", *args],
+        [sys.executable, "-m", "kerasformer_command", *args],
         input=stdin,
         capture_output=True,
         text=text,

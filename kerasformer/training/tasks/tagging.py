@@ -24,7 +24,6 @@ from kerasformer.models.sequence_tagger import (
     word_vocabulary,
 )
 from kerasformer.models.word_piece_windows import ragged_words
-from kerasformer.plots import plot_confusion_matrix, save_figure
 from kerasformer.registry import resolve
 from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.tagging_metrics import entity_scores, entity_type_confusion
@@ -91,6 +90,9 @@ class TaggingTask(Task):
 
     def write_export(self, tagger: EntityTagger, data: TaggingData, directory: Path) -> None:
         """The tagger export, with the test split's entity-type confusion matrix drawn."""
+        # Imported here: matplotlib costs every command, most of which draw nothing, a second.
+        from kerasformer.plots import plot_confusion_matrix, save_figure
+
         write_tagger(tagger, directory)
         test = data.splits["test"]
         matrix, names = entity_type_confusion(

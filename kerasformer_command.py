@@ -1,0 +1,45 @@
+"""The ``kerasformer`` console script: it chooses tf-keras for the whole process first.
+
+Every command runs on tf-keras. Left alone, a command's process would also load Keras 3
+twice over: ``import tensorflow`` imports it for ``tf.keras``, and ``import kerasformer``
+imports `kerasformer.layers` on it (with scikit-learn and SciPy behind it). No command uses
+it, and it is about a third of a command's start: ``kerasformer --help`` took 5.8 s this
+way against 8.2 s without (medians of 5 on a 2-core CPU, ``bench/command_start.py``).
+Both choices are environment variables read at the first import, which is why they are
+set here, in a module outside the package, whose import would come too late; a value the
+user has set wins.
+
+Nothing depends on them: ``python -m kerasformer.cli.main`` and
+`kerasformer.cli.main.main` run the same commands without them, only slower to start.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TF_KERAS_ONLY = {
+    # tf.keras is then tf-keras, which TensorFlow imports in place of Keras 3.
+    "TF_USE_LEGACY_KERAS": "1",
+    # kerasformer.layers is then the tf-keras namespace (see kerasformer.backend).
+    "KERASFORMER_KERAS": "2",
+}
+
+
+def use_tf_keras_only() -> None:
+    """Set `TF_KERAS_ONLY` where the environment leaves them unset; call it before any
+    import of TensorFlow or kerasformer."""
+    for name, value in TF_KERAS_ONLY.items():
+        os.environ.setdefault(name, value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``kerasformer ARGV`` (`kerasformer.cli.main.main`) on tf-keras alone."""
+    use_tf_keras_only()
+    from kerasformer.cli.main import main as run_command_line
+
+    return run_command_line(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
