@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.helpers.cli import assert_one_line_error, run_cases, run_cli
+from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.data import topic_rows, write_topic_csv
 from tests.helpers.processes import run_commands
 
@@ -158,7 +158,7 @@ def test_bad_settings_files_are_one_line(tmp_path):
         ["train", "--tensorboard-update-freq", "5"],
         ["train", "--monitor", "val_accuracy"],
     ]
-    results = run_cases([{"cwd": str(tmp_path), "argv": argv} for argv in commands])
+    results = run_commands(*commands, cwd=tmp_path)
     expected = [
         ("--config typo.json: unknown setting(s) epochz",),
         ("--config list.json holds a list, not settings by name",),

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.helpers.cli import assert_one_line_error, run_cases, run_cli
+from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.data import (
     synthetic_squad_v2_document,
     topic_rows,
@@ -63,7 +63,7 @@ def test_own_data_mistakes_are_one_line_before_training(tmp_path):
         ["train", "--train-file", "tickets.csv", "--text-column", "message", "--label-column",
          "topic"],
     ]  # fmt: skip
-    results = run_cases([{"cwd": str(tmp_path), "argv": argv} for argv in commands])
+    results = run_commands(*commands, cwd=tmp_path)
     expected = [
         ("--dataset and --train-file both name the training data",),
         ("--data-dir and --train-file both name the training data",),
@@ -172,7 +172,7 @@ def test_tfds_mistakes_are_one_line(tmp_path):
         ["train", "--task", "translation", "--dataset", "tfds:wmt14_translate/de-en"],
         ["train", "--dataset", "imdb"],
     ]
-    results = run_cases([{"cwd": str(tmp_path), "argv": argv} for argv in commands])
+    results = run_commands(*commands, cwd=tmp_path)
     expected = [
         (
             "tfds:imdb_reviewz is not a TensorFlow Datasets dataset",

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from kerasformer.files.staged_directory import MARKER_FILE
-from tests.helpers.cli import assert_one_line_error, run_cases
+from tests.helpers.cli import assert_one_line_error
 from tests.helpers.data import write_synthetic_squad
+from tests.helpers.processes import run_cases
 
 
 def snapshot(directory: Path) -> dict:
@@ -120,11 +121,11 @@ def test_a_loss_that_becomes_nan_stops_training_and_exports_nothing(tiny_ag_news
     argv = tiny_training(tiny_ag_news_dir, "--learning-rate", "1e38", "--epochs", "3")
     (result,) = run_cases([{"cwd": str(tmp_path), "argv": [*argv, "--export-dir", str(out)]}])
     assert result["code"] == 2, result
-    errors = [line for line in result["err"].splitlines() if line.startswith("kerasformer:")]
-    assert len(errors) == 1, result["err"]
+    errors = [line for line in result["stderr"].splitlines() if line.startswith("kerasformer:")]
+    assert len(errors) == 1, result["stderr"]
     assert re.search(r"the training loss became (nan|inf) in epoch 1, batch \d+", errors[0])
     assert "lower the learning rate (--learning-rate" in errors[0]
-    assert "Traceback" not in result["err"]
+    assert "Traceback" not in result["stderr"]
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no export, no backups
 
 
@@ -178,8 +179,8 @@ def test_a_killed_run_resumes_where_its_backups_end(tiny_ag_news_dir, tmp_path):
     )
     assert_one_line_error(without_resume, "holds an interrupted training run (1 epoch(s) done)",
                           "pass --resume")  # fmt: skip
-    assert again["code"] == 0, again["err"][-3000:]
-    assert "Epoch 2/3" in again["out"] and "Epoch 1/3" not in again["out"]
+    assert again["code"] == 0, again["stderr"][-3000:]
+    assert "Epoch 2/3" in again["stdout"] and "Epoch 1/3" not in again["stdout"]
     history = json.loads((export_dir / "history.json").read_text())
     assert len(history["loss"]) == 3
     assert history["loss"][0] == first_epoch[0]["loss"]  # the killed run's epoch, kept
@@ -243,8 +244,8 @@ def test_question_answering_settings_that_cannot_work_leave_nothing_behind(tiny_
     )
     assert_one_line_error(too_long, "seq_length 100,000 is longer than the encoder",
                           "pass --seq-length 64 or less")  # fmt: skip
-    assert "Model:" not in too_long["out"]  # refused before anything was built
+    assert "Model:" not in too_long["stdout"]  # refused before anything was built
     assert_one_line_error(stride, "doc_stride 1000 is longer than")
-    assert corrected["code"] == 0, corrected["err"][-3000:]
+    assert corrected["code"] == 0, corrected["stderr"][-3000:]
     assert (export_dir / "saved_model.pb").is_file()
     assert sorted(p.name for p in export_dir.parent.iterdir()) == ["qa"]

@@ -27,28 +27,33 @@ class NoKerasformer:
 sys.meta_path.insert(0, NoKerasformer())
 """
 
-# Runs several command lines in one interpreter, to pay TensorFlow's start-up once, and
-# prints each one's exit status, stdout and stderr as JSON; an exception escaping main()
-# (SystemExit too) is the status "crash", its traceback on stderr. The process starts as
-# the console script does (kerasformer_command).
-RUN_COMMANDS = """
-import contextlib, io, json, sys, traceback
+# Runs several command lines in one interpreter, to pay TensorFlow's start-up once, each
+# in its own working directory if it names one, and prints each one's exit status, stdout
+# and stderr as JSON. SystemExit (argparse's) gives its status, as the console script
+# would; any other exception escaping main() is the status "crash", its traceback on
+# stderr. The process starts as the console script does (kerasformer_command).
+COMMANDS_IN_ONE_PROCESS = """
+import contextlib, io, json, os, sys, traceback
 import kerasformer_command
 kerasformer_command.use_tf_keras_only()
 {imports}
 from kerasformer.cli.main import main
 
 results = []
-for argv in json.loads(sys.argv[1]):
+for case in json.loads(sys.argv[1]):
+    if case["cwd"] is not None:
+        os.chdir(case["cwd"])
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            code = main(argv)
+            code = main(case["argv"])
+        except SystemExit as stop:
+            code = stop.code
         except BaseException:  # a crash is what these tests look for: record it
             traceback.print_exc()
             code = "crash"
     results.append({{"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}})
-print(json.dumps(results))
+print("RESULTS " + json.dumps(results))
 """
 
 
@@ -77,15 +82,45 @@ def run_python_json(code: str, *args: str, timeout: int = 300):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def run_commands(*commands: list, imports: tuple[str, ...] = (), timeout: int = 300) -> list[dict]:
-    """Exit code, stdout and stderr of each ``kerasformer`` command, in one fresh process.
+def run_commands(
+    *commands: list, cwd: str | Path | None = None, imports: tuple[str, ...] = (),
+    timeout: int = 300,
+) -> list[dict]:  # fmt: skip
+    """Exit status, stdout and stderr of each ``kerasformer`` command, in one fresh process.
 
-    ``imports`` are modules imported before any command runs (their import-time output
-    then stays out of the first command's).
+    ``cwd`` is the working directory of every command (None: this process's). ``imports``
+    are modules imported before any command runs (their import-time output then stays
+    out of the first command's).
     """
-    code = RUN_COMMANDS.format(imports="\n".join(f"import {module}" for module in imports))
-    argvs = json.dumps([[str(a) for a in command] for command in commands])
-    return run_python_json(code, argvs, timeout=timeout)
+    cases = [{"cwd": cwd, "argv": command} for command in commands]
+    return run_cases(cases, imports=imports, timeout=timeout, tf_log_level="2")
+
+
+def run_cases(
+    cases: list[dict], imports: tuple[str, ...] = (), timeout: int = 600,
+    tf_log_level: str = "3",
+) -> list[dict]:  # fmt: skip
+    """`run_commands` for commands that each have their own working directory: each case
+    is ``{"argv": [...], "cwd": DIR or None}``."""
+    code = COMMANDS_IN_ONE_PROCESS.format(
+        imports="\n".join(f"import {module}" for module in imports)
+    )
+    cases = [
+        {
+            "cwd": None if case["cwd"] is None else str(case["cwd"]),
+            "argv": list(map(str, case["argv"])),
+        }
+        for case in cases
+    ]
+    child = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(cases)],
+        capture_output=True, text=True, timeout=timeout, env=environment(tf_log_level),
+    )  # fmt: skip
+    lines = [line for line in child.stdout.splitlines() if line.startswith("RESULTS ")]
+    assert lines and child.returncode == 0, (
+        f"the process died ({child.returncode}): {child.stderr[-3000:]}"
+    )
+    return json.loads(lines[-1][len("RESULTS ") :])
 
 
 def run_kerasformer(
