@@ -37,9 +37,10 @@ WINDOW = 128
 
 
 def training_tokens(path: Path) -> int:
-    """Tokens of a WikiText file as the task reads it: each line's words and ``<eos>``."""
-    with path.open(encoding="utf-8") as lines:
-        return sum(len(line.split()) + 1 for line in lines)
+    """Tokens of a WikiText file as the language-model task reads it."""
+    from kerasformer.datasets.wikitext import read_tokens
+
+    return len(read_tokens(path))
 
 
 # The adaptive softmax's clusters: the head's words, then each tail's end and width.
@@ -50,12 +51,14 @@ TAILS = ((10000, 32), (None, 8))
 def adaptive_softmax_model(vocab_size: int, num_layers: int):
     """Token ids to every word's log-probability through an adaptive softmax's arithmetic."""
     from kerasformer.backend import keras, tf
+    from kerasformer.models.language_model import DEFAULTS
     from kerasformer.tf_keras.layers import TokenAndPositionEmbedding, TransformerDecoderBlock
 
+    width, heads, feed_forward = (DEFAULTS[name] for name in ("embed_dim", "num_heads", "ff_dim"))
     ids = keras.Input((None,), dtype="int32")
-    x = TokenAndPositionEmbedding(vocab_size, WINDOW, 128)(ids)
+    x = TokenAndPositionEmbedding(vocab_size, WINDOW, width)(ids)
     for _ in range(num_layers):
-        x = TransformerDecoderBlock(128, 4, 512)(x)
+        x = TransformerDecoderBlock(width, heads, feed_forward)(x)
     log_softmax = keras.layers.Lambda(tf.nn.log_softmax)
     head = log_softmax(keras.layers.Dense(HEAD_WORDS + len(TAILS))(x))
     parts, start = [head[..., :HEAD_WORDS]], HEAD_WORDS
