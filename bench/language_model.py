@@ -13,6 +13,9 @@ published small-model figure: the PyTorch word_language_model example's README
     python bench/language_model.py --name tuned --epochs 6 --batch-size 16 --num-layers 6 \\
         --tie-embeddings --weight-decay 0.1 --clip-norm 1 --lr-schedule cosine \\
         --learning-rate 2e-3 --early-stopping 6
+    python bench/language_model.py --name adaptive-6x4 --epochs 4 --batch-size 16 \
+        --num-layers 6 --tie-embeddings --adaptive-cutoffs 2000 10000 --weight-decay 0.1 \
+        --clip-norm 1 --lr-schedule cosine --learning-rate 2e-3
     python bench/language_model.py --table
     python bench/language_model.py --plot bench/results/language_model_history.png
 
@@ -57,6 +60,7 @@ def generation_tokens_per_second(generator, tokens: int) -> float:
 # The settings a run can change, as kerasformer train names them; None: the default.
 LEVERS = (
     ("--tie-embeddings", dict(action="store_true")),
+    ("--adaptive-cutoffs", dict(type=int, nargs="+")),
     ("--dropout", dict(type=float)),
     ("--maxlen", dict(type=int)),
     ("--num-layers", dict(type=int)),
@@ -68,7 +72,7 @@ LEVERS = (
     ("--early-stopping", dict(type=int)),
     ("--average-last", dict(type=int)),
 )
-MODEL_LEVERS = ("tie_embeddings", "dropout", "maxlen", "num_layers")
+MODEL_LEVERS = ("tie_embeddings", "adaptive_cutoffs", "dropout", "maxlen", "num_layers")
 
 
 VALIDATION_PANELS = {

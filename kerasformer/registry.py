@@ -177,7 +177,8 @@ TASKS: dict[str, TaskEntry] = {
             models=(
                 ModelEntry(
                     "transformer",
-                    TRANSFORMER_OPTIONS | {"num_layers", "vocab_size", "tie_embeddings"},
+                    TRANSFORMER_OPTIONS
+                    | {"num_layers", "vocab_size", "tie_embeddings", "adaptive_cutoffs"},
                     builder="kerasformer.models.language_model:build_transformer_language_model",
                     defaults="kerasformer.models.language_model:DEFAULTS",
                 ),

@@ -299,6 +299,12 @@ def add_shared_arguments(
         "and gives the logits",
     )  # fmt: skip
     group.add_argument(
+        "--adaptive-cutoffs", type=positive_int, nargs="+", metavar="RANK",
+        help="language-model, with --tie-embeddings: the output is an adaptive softmax "
+        "whose clusters start at these word ranks (e.g. 2000 10000); its loss scores only "
+        "each target's cluster, several times faster on a large vocabulary",
+    )  # fmt: skip
+    group.add_argument(
         "--tokenizer", choices=("word", "sentencepiece"),
         help="translation: lower-cased words, or SentencePiece subwords learnt from the "
         "training pairs, which keep case and spell rare words in pieces (default word; "
@@ -474,6 +480,7 @@ def model_options(args: argparse.Namespace) -> dict:
     )  # fmt: skip
     given["norm_first"] = True if args.norm_first else None
     given["tie_embeddings"] = True if args.tie_embeddings else None
+    given["adaptive_cutoffs"] = args.adaptive_cutoffs
     given = {name: value for name, value in given.items() if value not in (None, "")}
     allowed = OPTIONS_BY_MODEL.get((args.task, args.model))
     if allowed is None:

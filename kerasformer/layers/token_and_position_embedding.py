@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
-from kerasformer.validation import LayerError, require_bool, require_positive_int
+from kerasformer.validation import LayerError, is_whole_number, require_bool, require_positive_int
 
+from . import _adaptive_softmax
 from ._base import Layer, build_in_scope
 from .backend import (
     checked_length,
@@ -44,7 +45,15 @@ class TokenAndPositionEmbedding(Layer):
     ``(batch, length, embed_dim)`` in, next-token logits ``(batch, length, vocab_size)``
     out, through the transposed token embedding and an output bias. A language model
     whose output layer is its input embedding (tied weights, Press & Wolf 2017) learns
-    one table instead of two.
+    one table instead of two. With ``adaptive_cutoffs`` that output is an adaptive
+    softmax (Grave et al. 2017) over the same table: ids below the first cutoff (the
+    frequent words, when ids are ranked by frequency) and one entry per later range
+    share a head softmax, and each range is a cluster with a softmax of its own, read
+    through a ``embed_dim``-square projection of the hidden vector. A reverse call then
+    returns every word's log-probability (valid logits: their softmax is the model's
+    distribution), and a reverse call with ``targets`` returns each position's
+    ``-log p(target)`` scoring only the target's cluster, which is how a large
+    vocabulary trains fast (the loss never forms a ``(length, vocab_size)`` tensor).
 
     Args:
         vocab_size: Number of token ids, including padding (0) and out-of-vocabulary (1).
@@ -55,6 +64,9 @@ class TokenAndPositionEmbedding(Layer):
         position: ``"learned"``, ``"sinusoidal"`` or ``"none"``.
         reversible: Whether ``reverse=True`` calls map hidden vectors to token logits
             (this adds an output bias of ``vocab_size`` weights).
+        adaptive_cutoffs: None for a full softmax, or the ascending ids where the
+            adaptive softmax's clusters start, each from 1 to ``vocab_size - 1``, e.g.
+            ``[2000, 10000]`` (only with ``reversible=True``).
         **kwargs: Standard layer arguments (``name``, ``dtype``, ...).
 
     Call arguments:
@@ -64,6 +76,8 @@ class TokenAndPositionEmbedding(Layer):
             ``start_index + length`` must not exceed ``maxlen``.
         reverse: Whether ``inputs`` are hidden vectors ``(batch, length, embed_dim)`` to
             turn into float32 token logits (only for a ``reversible`` layer).
+        targets: With ``reverse=True``, the ids ``(batch, length)`` to score: the call
+            returns float32 ``-log p(target)`` ``(batch, length)`` instead of logits.
 
     Example:
 
@@ -74,11 +88,14 @@ class TokenAndPositionEmbedding(Layer):
     >>> tied = TokenAndPositionEmbedding(100, 8, 4, reversible=True)
     >>> tuple(tied(tied(ids), reverse=True).shape)
     (1, 3, 100)
+    >>> adaptive = TokenAndPositionEmbedding(100, 8, 4, reversible=True, adaptive_cutoffs=[20])
+    >>> tuple(adaptive(adaptive(ids), reverse=True, targets=np.array([[7, 0, 0]])).shape)
+    (1, 3)
     """
 
     _config_arguments = (
         "vocab_size", "maxlen", "embed_dim", "mask_zero", "embeddings_initializer", "position",
-        "reversible",
+        "reversible", "adaptive_cutoffs",
     )  # fmt: skip
 
     def __init__(
@@ -90,6 +107,7 @@ class TokenAndPositionEmbedding(Layer):
         embeddings_initializer="uniform",
         position: str = "learned",
         reversible: bool = False,
+        adaptive_cutoffs=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -107,6 +125,7 @@ class TokenAndPositionEmbedding(Layer):
             raise LayerError(f"sinusoidal positions need an even embed_dim, got {self.embed_dim}.")
         self.position = position
         self.reversible = require_bool("reversible", reversible)
+        self.adaptive_cutoffs = self._checked_cutoffs(adaptive_cutoffs)
         self.supports_masking = self.mask_zero
         self.token_embedding = self._embedding(self.vocab_size, "token_embedding")
         self.position_embedding = None
@@ -136,7 +155,43 @@ class TokenAndPositionEmbedding(Layer):
             self.output_bias = self.add_weight(
                 name="output_bias", shape=(self.vocab_size,), initializer="zeros"
             )
+        if self.adaptive_cutoffs:
+            clusters = len(self.adaptive_cutoffs)
+            self.cluster_kernel = self.add_weight(
+                name="cluster_kernel", shape=(self.embed_dim, clusters),
+                initializer="glorot_uniform",
+            )  # fmt: skip
+            self.cluster_bias = self.add_weight(
+                name="cluster_bias", shape=(clusters,), initializer="zeros"
+            )
+            # Identity at first: each cluster starts as the tied full softmax restricted to it.
+            self.tail_projections = [
+                self.add_weight(
+                    name=f"tail_projection_{index}",
+                    shape=(self.embed_dim, self.embed_dim),
+                    initializer="identity",
+                )  # fmt: skip
+                for index in range(clusters)
+            ]
         self.built = True
+
+    def _checked_cutoffs(self, cutoffs):
+        if cutoffs is None:
+            return None
+        cutoffs = list(cutoffs) if isinstance(cutoffs, (list, tuple)) else cutoffs
+        if (
+            not isinstance(cutoffs, list)
+            or not cutoffs
+            or not all(is_whole_number(c) and 1 <= c < self.vocab_size for c in cutoffs)
+            or any(a >= b for a, b in zip(cutoffs[:-1], cutoffs[1:], strict=True))
+        ):
+            raise LayerError(
+                f"`adaptive_cutoffs` must be ascending whole numbers from 1 to vocab_size - 1 "
+                f"= {self.vocab_size - 1}, e.g. [2000, 10000]; got {cutoffs!r}."
+            )
+        if not self.reversible:
+            raise LayerError("`adaptive_cutoffs` is an output layer: it needs reversible=True.")
+        return tuple(int(c) for c in cutoffs)
 
     def __call__(self, *args, reverse=False, **kwargs):
         # Checked before Keras's __call__, which would wrap an error raised in call in
@@ -145,11 +200,15 @@ class TokenAndPositionEmbedding(Layer):
             raise LayerError(
                 "reverse=True needs a TokenAndPositionEmbedding built with reversible=True."
             )
+        if kwargs.get("targets") is not None and not reverse:
+            raise LayerError("`targets` are scored only by a reverse=True call.")
         if reverse:  # passed only when set, so a forward call is recorded as before
             kwargs["reverse"] = True
         return super().__call__(*args, **kwargs)
 
-    def call(self, inputs, start_index=0, reverse=False):
+    def call(self, inputs, start_index=0, reverse=False, targets=None):
+        if reverse and targets is not None:
+            return self._negative_log_likelihood(inputs, targets)
         if reverse:
             return self._logits(inputs)
         static_length = inputs.shape[-1]
@@ -173,16 +232,49 @@ class TokenAndPositionEmbedding(Layer):
         return embedded
 
     def _logits(self, hidden):
-        # float32 logits, so the softmax is stable under mixed precision (the table is read
-        # as the policy autocasts it inside the call, so a float16 table is rounded).
-        table = ops.cast(self.token_embedding.embeddings, "float32")
         # One (tokens, embed_dim) x (embed_dim, vocab) product: TensorFlow's gradient of a
         # batched or broadcast einsum keeps a (batch, vocab, embed_dim) or larger tensor
         # before summing it, which ran a WikiText-2 model (33,280 words) out of memory.
         shape = ops.shape(hidden)
         rows = ops.reshape(ops.cast(hidden, "float32"), (-1, self.embed_dim))
-        logits = ops.reshape(ops.matmul(rows, ops.transpose(table)), (shape[0], shape[1], -1))
-        return logits + ops.cast(self.output_bias, "float32")
+        if self.adaptive_cutoffs:
+            logits = _adaptive_softmax.log_probabilities(rows, *self._output_weights())
+        else:
+            table, bias = self._output_weights()[:2]
+            logits = ops.matmul(rows, ops.transpose(table)) + bias
+        return ops.reshape(logits, (shape[0], shape[1], self.vocab_size))
+
+    def _negative_log_likelihood(self, hidden, targets):
+        shape = ops.shape(hidden)
+        rows = ops.reshape(ops.cast(hidden, "float32"), (-1, self.embed_dim))
+        targets = ops.reshape(ops.cast(targets, "int32"), (-1,))
+        if self.adaptive_cutoffs:
+            losses = _adaptive_softmax.negative_log_likelihood(
+                rows, targets, *self._output_weights()
+            )
+        else:
+            table, bias = self._output_weights()[:2]
+            logits = ops.matmul(rows, ops.transpose(table)) + bias
+            picked = ops.take_along_axis(logits, targets[:, None], axis=-1)[:, 0]
+            losses = ops.logsumexp(logits, axis=-1) - picked
+        return ops.reshape(losses, (shape[0], shape[1]))
+
+    def _output_weights(self) -> tuple:
+        """The table, output bias and (adaptive) cluster weights and cutoffs, as float32.
+
+        float32, so the softmax is stable under mixed precision (the table is read as
+        the policy autocasts it inside the call, so a float16 table is rounded).
+        """
+        table = ops.cast(self.token_embedding.embeddings, "float32")
+        bias = ops.cast(self.output_bias, "float32")
+        if not self.adaptive_cutoffs:
+            return table, bias
+        return (
+            table, bias, ops.cast(self.cluster_kernel, "float32"),
+            ops.cast(self.cluster_bias, "float32"),
+            [ops.cast(projection, "float32") for projection in self.tail_projections],
+            self.adaptive_cutoffs,
+        )  # fmt: skip
 
     def _require_static_length_within_maxlen(self, length: int | None) -> None:
         # Known when tracing (eager calls, Keras inputs, NumPy data): a Python error. A
@@ -218,9 +310,11 @@ class TokenAndPositionEmbedding(Layer):
             return None
         return ops.not_equal(inputs, 0)
 
-    def compute_output_spec(self, inputs, start_index=0, reverse=False):
+    def compute_output_spec(self, inputs, start_index=0, reverse=False, targets=None):
         # Keras 3 only (tf-keras traces call): logits are float32 whatever the policy.
         dtype = "float32" if reverse else self.compute_dtype
+        if reverse and targets is not None:
+            return keras.KerasTensor(tuple(inputs.shape)[:-1], dtype=dtype)
         return keras.KerasTensor(self.compute_output_shape(inputs.shape), dtype=dtype)
 
     def compute_output_shape(self, input_shape):

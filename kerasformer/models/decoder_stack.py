@@ -33,21 +33,29 @@ def decoder_stack(
     position: str,
     norm_first: bool,
     tie_embeddings: bool = False,
+    adaptive_cutoffs=None,
     encoder_outputs=None,
     embedding: TokenAndPositionEmbedding | None = None,
 ):
     """Logits ``(batch, length, vocab_size)`` for symbolic ``ids``; they carry its mask.
 
     With ``tie_embeddings`` the logits come from the token embedding itself, transposed
-    (plus a bias), instead of a Dense layer of their own. ``embedding`` is one made
+    (plus a bias), instead of a Dense layer of their own; with ``adaptive_cutoffs`` as
+    well, that output is an adaptive softmax over the embedding's table, whose "logits"
+    are log-probabilities (see `TokenAndPositionEmbedding`). ``embedding`` is one made
     already (the encoder's, when source and target share a vocabulary); by default the
     stack makes its own, named ``embedding_name``.
     """
+    if adaptive_cutoffs is not None and not tie_embeddings:
+        raise ValueError(
+            "adaptive_cutoffs makes the tied output layer an adaptive softmax; it needs "
+            "tie_embeddings=True."
+        )
     embedding_position, attention_position = POSITIONS[position]
     if embedding is None:
         embedding = TokenAndPositionEmbedding(
             vocab_size, maxlen, embed_dim, position=embedding_position,
-            reversible=tie_embeddings, name=embedding_name,
+            reversible=tie_embeddings, adaptive_cutoffs=adaptive_cutoffs, name=embedding_name,
         )  # fmt: skip
     x = embedding(ids)
     for index in range(num_layers):
@@ -116,6 +124,14 @@ class DecoderStack:
             )  # fmt: skip
             updated[block.name] = tf.cast(updated[block.name], tf.float32)
         return self._logits(x)[:, 0], updated
+
+    def hidden(self, ids):
+        """The last hidden vectors of every position, before the output layer (symbolic
+        ``ids`` give a graph sharing the model's weights)."""
+        x = self.embedding(ids)
+        for block in self.blocks:
+            x = block(x)
+        return x if self.final_norm is None else self.final_norm(x)
 
     def full(self, ids, encoder_outputs=None, encoder_mask=None, return_attention_scores=False):
         """Logits of every position (and each block's cross-attention weights if asked)."""

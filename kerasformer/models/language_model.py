@@ -31,6 +31,7 @@ DEFAULTS = dict(
     position="learned",
     norm_first=False,
     tie_embeddings=False,
+    adaptive_cutoffs=None,
 )
 # Tokens generated after a prompt unless told.
 DEFAULT_MAX_TOKENS = 50
@@ -48,11 +49,15 @@ def build_transformer_language_model(
     position: str = DEFAULTS["position"],
     norm_first: bool = DEFAULTS["norm_first"],
     tie_embeddings: bool = DEFAULTS["tie_embeddings"],
+    adaptive_cutoffs: Sequence[int] | None = DEFAULTS["adaptive_cutoffs"],
 ):
     """Token ids ``(batch, length <= maxlen)`` to next-token logits ``(batch, length, vocab)``.
 
     ``tie_embeddings`` makes the output layer the transposed input embedding (Press &
-    Wolf 2017), which holds most of a small model's weights.
+    Wolf 2017), which holds most of a small model's weights. ``adaptive_cutoffs`` (with
+    tied embeddings) makes it an adaptive softmax over frequency-ranked ids, e.g.
+    ``[2000, 10000]``; the model then gives log-probabilities as its logits, and
+    `next_token_loss_model` trains it without forming them.
 
     Example:
 
@@ -67,9 +72,23 @@ def build_transformer_language_model(
         ids, embedding_name=EMBEDDING_NAME, vocab_size=vocab_size, maxlen=maxlen,
         embed_dim=embed_dim, num_heads=num_heads, ff_dim=ff_dim, num_layers=num_layers,
         dropout=dropout, position=position, norm_first=norm_first,
-        tie_embeddings=tie_embeddings,
+        tie_embeddings=tie_embeddings, adaptive_cutoffs=adaptive_cutoffs,
     )  # fmt: skip
     return keras.Model(ids, logits, name=MODEL_NAME)
+
+
+def next_token_loss_model(model) -> keras.Model:
+    """``[token ids, next ids]`` in, each position's ``-log p(next id)`` out, on ``model``'s
+    weights (tied embeddings).
+
+    The model to fit when the output is an adaptive softmax: its loss scores only each
+    target's cluster, where ``model`` forms every word's log-probability.
+    """
+    stack = DecoderStack.of(model, EMBEDDING_NAME)
+    ids = keras.Input((None,), dtype="int32", name="token_ids")
+    targets = keras.Input((None,), dtype="int32", name="next_ids")
+    losses = stack.embedding(stack.hidden(ids), reverse=True, targets=targets)
+    return keras.Model([ids, targets], losses, name=MODEL_NAME + "_loss")
 
 
 class TextGenerator:

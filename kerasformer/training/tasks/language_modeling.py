@@ -17,6 +17,7 @@ from kerasformer.models.language_model import (
     DEFAULTS,
     TextGenerator,
     build_transformer_language_model,
+    next_token_loss_model,
 )
 from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.tasks.base import Task
@@ -48,9 +49,24 @@ class LanguageModelingTask(Task):
             ids = token_ids(tokens, index)
             return next_token_batches(ids, generator.maxlen, batch_size, shuffle_seed)
 
+        if options.get("adaptive_cutoffs") is None:
+            plan = FitPlan(
+                model, model, config.xla, batches,
+                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            )  # fmt: skip
+            return generator, plan
+        if config.xla:
+            raise KerasformerError(
+                "--xla cannot compile the adaptive softmax's loss (how many tokens each "
+                "cluster scores changes every batch); drop --xla or --adaptive-cutoffs."
+            )
+
+        def scored_batches(tokens, batch_size: int, shuffle_seed: int | None):
+            return batches(tokens, batch_size, shuffle_seed).map(lambda x, y: ((x, y), y))
+
         plan = FitPlan(
-            model, model, config.xla, batches,
-            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            model, next_token_loss_model(model), False, scored_batches,
+            loss=scored_loss, metrics=[],
         )  # fmt: skip
         return generator, plan
 
@@ -70,7 +86,7 @@ class LanguageModelingTask(Task):
         for split in ("validation", "test"):
             ids = token_ids(data.splits[split], index)
             batches = next_token_batches(ids, generator.maxlen, config.batch_size)
-            loss, accuracy = generator.model.evaluate(batches, verbose=0)
+            loss, accuracy = loss_and_accuracy(generator.model, batches)
             metrics[split] = {
                 "loss": float(loss),
                 "perplexity": math.exp(loss),
@@ -104,6 +120,32 @@ def capped_vocabulary(vocabulary: list[str], vocab_size: int | None) -> list[str
 def token_ids(tokens, index: dict[str, int]) -> np.ndarray:
     """Each token's id; tokens outside the vocabulary get the unknown id 1."""
     return np.fromiter((index.get(token, 1) for token in tokens), np.int32, len(tokens))
+
+
+def scored_loss(targets, losses):
+    """The loss of a model whose outputs are already each position's ``-log p(target)``."""
+    del targets
+    return losses
+
+
+def loss_and_accuracy(model, batches: tf.data.Dataset) -> tuple[float, float]:
+    """Mean next-token cross-entropy and accuracy of ``model`` over every target token."""
+
+    @tf.function
+    def summed(x, y):
+        logits = tf.cast(model(x, training=False), tf.float32)
+        losses = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+        right = tf.equal(tf.argmax(logits, axis=-1, output_type=y.dtype), y)
+        return tf.reduce_sum(losses), tf.reduce_sum(tf.cast(right, tf.float32))
+
+    loss = correct = count = 0.0
+    for x, y in batches:
+        batch_loss, batch_correct = summed(x, y)
+        loss, correct = loss + float(batch_loss), correct + float(batch_correct)
+        count += float(tf.size(y))
+    if not count:
+        return math.nan, math.nan
+    return loss / count, correct / count
 
 
 def strided_perplexity(model, ids: np.ndarray, window: int, batch_size: int) -> float:
