@@ -92,8 +92,9 @@ def trained_language_model(tmp_path_factory):
         "train", "--task", "language-model", "--data-dir", str(write_wiki_tokens(root / "wiki")),
         "--export-dir", str(export_dir), "--epochs", "1", "--batch-size", "8",
         "--maxlen", str(LM_WINDOW), "--embed-dim", "8", "--num-heads", "2", "--ff-dim", "8",
-        "--num-layers", "1", "--tie-embeddings", "--weight-decay", "0.01", "--clip-norm", "1",
-        "--lr-schedule", "cosine", "--warmup-fraction", "0.2",
+        "--num-layers", "1", "--tie-embeddings", "--adaptive-cutoffs", "4", "9",
+        "--weight-decay", "0.01", "--clip-norm", "1", "--lr-schedule", "cosine",
+        "--warmup-fraction", "0.2",
     )  # fmt: skip
     return (*ran, export_dir)
 
@@ -351,6 +352,16 @@ def test_generate_reads_stdin_and_refuses_blank_prompts_alone(
         (
             ["--task", "language-model", "--units", "4"],
             "--units do(es) not apply to --model transformer (--task language-model).",
+        ),
+        (
+            ["--task", "language-model", "--adaptive-cutoffs", "2000", "10000"],
+            "--adaptive-cutoffs makes the tied output layer an adaptive softmax; add "
+            "--tie-embeddings.",
+        ),
+        (
+            ["--task", "language-model", "--tie-embeddings", "--adaptive-cutoffs", "9", "--xla"],
+            "--xla cannot compile the adaptive softmax's loss (how many tokens each cluster "
+            "scores changes every batch); drop --xla or --adaptive-cutoffs.",
         ),
         (
             ["--task", "translation", "--dataset", "bbc_news"],

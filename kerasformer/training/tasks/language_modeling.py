@@ -26,6 +26,21 @@ from kerasformer.training.tasks.base import Task
 class LanguageModelingTask(Task):
     """A token stream in; a `TextGenerator`, its perplexity and a language-model export out."""
 
+    def validate(self, config) -> None:
+        super().validate(config)
+        if config.model_options.get("adaptive_cutoffs") is None:
+            return
+        if not config.model_options.get("tie_embeddings"):
+            raise KerasformerError(
+                "--adaptive-cutoffs makes the tied output layer an adaptive softmax; add "
+                "--tie-embeddings."
+            )
+        if config.xla:
+            raise KerasformerError(
+                "--xla cannot compile the adaptive softmax's loss (how many tokens each "
+                "cluster scores changes every batch); drop --xla or --adaptive-cutoffs."
+            )
+
     def require_trainable(self, data: LanguageModelData) -> None:
         for split in ("train", "validation"):
             if len(data.splits[split]) < 2:
@@ -55,11 +70,6 @@ class LanguageModelingTask(Task):
                 loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
             )  # fmt: skip
             return generator, plan
-        if config.xla:
-            raise KerasformerError(
-                "--xla cannot compile the adaptive softmax's loss (how many tokens each "
-                "cluster scores changes every batch); drop --xla or --adaptive-cutoffs."
-            )
 
         def scored_batches(tokens, batch_size: int, shuffle_seed: int | None):
             return batches(tokens, batch_size, shuffle_seed).map(lambda x, y: ((x, y), y))
