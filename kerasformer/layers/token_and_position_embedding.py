@@ -255,8 +255,7 @@ class TokenAndPositionEmbedding(Layer):
         else:
             table, bias = self._output_weights()[:2]
             logits = ops.matmul(rows, ops.transpose(table)) + bias
-            picked = ops.take_along_axis(logits, targets[:, None], axis=-1)[:, 0]
-            losses = ops.logsumexp(logits, axis=-1) - picked
+            losses = ops.sparse_categorical_crossentropy(targets, logits, from_logits=True)
         return ops.reshape(losses, (shape[0], shape[1]))
 
     def _output_weights(self) -> tuple:

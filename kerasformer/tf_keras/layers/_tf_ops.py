@@ -53,10 +53,6 @@ def log_softmax(x, axis=-1):
     return tf.nn.log_softmax(x, axis=axis)
 
 
-def logsumexp(x, axis=None, keepdims=False):
-    return tf.reduce_logsumexp(x, axis=axis, keepdims=keepdims)
-
-
 def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
     if axis not in (-1, len(output.shape) - 1):
         raise ValueError("sparse_categorical_crossentropy scores the last axis here.")
@@ -72,10 +68,6 @@ def where(condition, x1, x2):
 def nonzero(x):
     """The indices of ``x``'s true (non-zero) entries, one tensor per axis."""
     return tuple(tf.unstack(tf.where(x), num=len(x.shape), axis=1))
-
-
-def take_along_axis(x, indices, axis=None):
-    return tf.experimental.numpy.take_along_axis(x, indices, axis)
 
 
 def scatter(indices, values, shape):
