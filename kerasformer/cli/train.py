@@ -299,10 +299,11 @@ def add_shared_arguments(
         "and gives the logits",
     )  # fmt: skip
     group.add_argument(
-        "--adaptive-cutoffs", type=positive_int, nargs="+", metavar="RANK",
+        "--adaptive-cutoffs", type=positive_int, nargs="+", metavar="ID",
         help="language-model, with --tie-embeddings: the output is an adaptive softmax "
-        "whose clusters start at these word ranks (e.g. 2000 10000); its loss scores only "
-        "each target's cluster, several times faster on a large vocabulary",
+        "whose clusters start at these token ids (ids rank words by frequency from 2; e.g. "
+        "2000 10000); its loss scores only each target's cluster, several times faster on "
+        "a large vocabulary",
     )  # fmt: skip
     group.add_argument(
         "--tokenizer", choices=("word", "sentencepiece"),
