@@ -240,8 +240,7 @@ class TokenAndPositionEmbedding(Layer):
         if self.adaptive_cutoffs:
             logits = _adaptive_softmax.log_probabilities(rows, *self._output_weights())
         else:
-            table, bias = self._output_weights()[:2]
-            logits = ops.matmul(rows, ops.transpose(table)) + bias
+            logits = self._full_logits(rows)
         return ops.reshape(logits, (shape[0], shape[1], self.vocab_size))
 
     def _negative_log_likelihood(self, hidden, targets):
@@ -253,10 +252,13 @@ class TokenAndPositionEmbedding(Layer):
                 rows, targets, *self._output_weights()
             )
         else:
-            table, bias = self._output_weights()[:2]
-            logits = ops.matmul(rows, ops.transpose(table)) + bias
+            logits = self._full_logits(rows)
             losses = ops.sparse_categorical_crossentropy(targets, logits, from_logits=True)
         return ops.reshape(losses, (shape[0], shape[1]))
+
+    def _full_logits(self, rows):
+        table, bias = self._output_weights()[:2]
+        return ops.matmul(rows, ops.transpose(table)) + bias
 
     def _output_weights(self) -> tuple:
         """The table, output bias and (adaptive) cluster weights and cutoffs, as float32.

@@ -140,19 +140,8 @@ def scored_loss(targets, losses):
 
 def loss_and_accuracy(model, batches: tf.data.Dataset) -> tuple[float, float]:
     """Mean next-token cross-entropy and accuracy of ``model`` over every target token."""
-
-    @tf.function
-    def summed(x, y):
-        logits = tf.cast(model(x, training=False), tf.float32)
-        losses = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
-        right = tf.equal(tf.argmax(logits, axis=-1, output_type=y.dtype), y)
-        return tf.reduce_sum(losses), tf.reduce_sum(tf.cast(right, tf.float32))
-
-    loss = correct = count = 0.0
-    for x, y in batches:
-        batch_loss, batch_correct = summed(x, y)
-        loss, correct = loss + float(batch_loss), correct + float(batch_correct)
-        count += float(tf.size(y))
+    every_token = batches.map(lambda x, y: (x, y, tf.ones_like(y, tf.float32)))
+    loss, correct, count = summed_scores(model, every_token)
     if not count:
         return math.nan, math.nan
     return loss / count, correct / count
@@ -162,14 +151,24 @@ def strided_perplexity(model, ids: np.ndarray, window: int, batch_size: int) -> 
     """exp of the mean loss of every next token of ``ids``, windows sliding by half."""
     inputs, targets, weights = strided_next_token_windows(ids, window, max(window // 2, 1))
     batches = tf.data.Dataset.from_tensor_slices((inputs, targets, weights)).batch(batch_size)
-
-    @tf.function
-    def summed_loss(x, y, w):
-        logits = tf.cast(model(x, training=False), tf.float32)
-        losses = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
-        return tf.reduce_sum(losses * w)
-
     if not weights.sum():
         return math.nan  # fewer than two tokens: no next token to predict
-    total = sum(float(summed_loss(x, y, w)) for x, y, w in batches)
-    return math.exp(total / float(weights.sum()))
+    loss, _, count = summed_scores(model, batches)
+    return math.exp(loss / count)
+
+
+def summed_scores(model, batches: tf.data.Dataset) -> tuple[float, float, float]:
+    """Weighted sums of next-token cross-entropy, right guesses and weights over
+    ``(inputs, targets, weights)`` batches."""
+
+    @tf.function
+    def summed(x, y, w):
+        logits = tf.cast(model(x, training=False), tf.float32)
+        losses = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+        right = tf.cast(tf.equal(tf.argmax(logits, axis=-1, output_type=y.dtype), y), tf.float32)
+        return tf.reduce_sum(losses * w), tf.reduce_sum(right * w), tf.reduce_sum(w)
+
+    totals = np.zeros(3)
+    for x, y, w in batches:
+        totals += [float(value) for value in summed(x, y, w)]
+    return tuple(float(total) for total in totals)
