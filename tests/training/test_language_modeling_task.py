@@ -5,7 +5,10 @@ import pytest
 
 from kerasformer.backend import keras
 from kerasformer.datasets.wikitext import LanguageModelData
-from kerasformer.models.language_model import build_transformer_language_model
+from kerasformer.models.language_model import (
+    build_transformer_language_model,
+    next_token_loss_model,
+)
 from kerasformer.training import TrainingConfig, train
 from kerasformer.training.tasks.language_modeling import strided_perplexity
 
@@ -17,14 +20,26 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
+OUTPUTS = {
+    "full softmax": {},
+    "adaptive, losses from the cluster-only model": dict(
+        tie_embeddings=True, adaptive_cutoffs=[5, 9]
+    ),
+}
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
 @pytest.mark.parametrize("tokens, window", [(37, 8), (9, 8), (20, 5)])
-def test_strided_perplexity_is_each_token_read_after_its_own_context(tokens, window):
+def test_strided_perplexity_is_each_token_read_after_its_own_context(tokens, window, output):
     """Token t is predicted once, from the window that first holds it: the one starting at
-    the first multiple of half a window at or after t - window (the stream's start at most)."""
+    the first multiple of half a window at or after t - window (the stream's start at most).
+    The adaptive model's perplexity reads its cluster-only losses; the reference reads
+    every word's log-probability."""
     keras.utils.set_random_seed(0)
     model = build_transformer_language_model(
-        13, maxlen=window, embed_dim=8, num_heads=2, ff_dim=8, dropout=0.0
+        13, maxlen=window, embed_dim=8, num_heads=2, ff_dim=8, dropout=0.0, **OUTPUTS[output]
     )  # fmt: skip
+    loss_model = next_token_loss_model(model) if OUTPUTS[output] else None
     ids = np.random.default_rng(tokens).integers(1, 13, tokens).astype(np.int32)
     stride = window // 2
     losses = []
@@ -34,7 +49,8 @@ def test_strided_perplexity_is_each_token_read_after_its_own_context(tokens, win
         logits = np.asarray(model(context, training=False))[0, -1]
         losses.append(-log_softmax(logits)[ids[target]])
     expected = math.exp(np.mean(losses))
-    assert strided_perplexity(model, ids, window, batch_size=3) == pytest.approx(expected, rel=1e-4)
+    perplexity = strided_perplexity(model, ids, window, 3, loss_model)
+    assert perplexity == pytest.approx(expected, rel=1e-4)
 
 
 def zipf_tokens(count: int, words: int, seed: int) -> tuple[str, ...]:

@@ -92,6 +92,10 @@ class LanguageModelingTask(Task):
         predicted from at least half a window (see `strided_next_token_windows`).
         """
         index = {token: i + 2 for i, token in enumerate(generator.vocabulary)}
+        # The strided protocol needs only each target's loss, which an adaptive softmax
+        # scores in the target's own cluster without forming every word's log-probability.
+        adaptive = config.model_options.get("adaptive_cutoffs") is not None
+        loss_model = next_token_loss_model(generator.model) if adaptive else None
         metrics = {}
         for split in ("validation", "test"):
             ids = token_ids(data.splits[split], index)
@@ -103,7 +107,7 @@ class LanguageModelingTask(Task):
                 "token_accuracy": float(accuracy),
                 "tokens": int((len(ids) - 1) // generator.maxlen * generator.maxlen),
                 "strided_perplexity": strided_perplexity(
-                    generator.model, ids, generator.maxlen, config.batch_size
+                    generator.model, ids, generator.maxlen, config.batch_size, loss_model
                 ),
             }
         return metrics
@@ -147,14 +151,38 @@ def loss_and_accuracy(model, batches: tf.data.Dataset) -> tuple[float, float]:
     return loss / count, correct / count
 
 
-def strided_perplexity(model, ids: np.ndarray, window: int, batch_size: int) -> float:
-    """exp of the mean loss of every next token of ``ids``, windows sliding by half."""
+def strided_perplexity(
+    model, ids: np.ndarray, window: int, batch_size: int, loss_model=None
+) -> float:
+    """exp of the mean loss of every next token of ``ids``, windows sliding by half.
+
+    ``loss_model``, where given, is ``model``'s `next_token_loss_model`: each loss is then
+    read from it instead of from ``model``'s logits.
+    """
     inputs, targets, weights = strided_next_token_windows(ids, window, max(window // 2, 1))
     batches = tf.data.Dataset.from_tensor_slices((inputs, targets, weights)).batch(batch_size)
     if not weights.sum():
         return math.nan  # fewer than two tokens: no next token to predict
-    loss, _, count = summed_scores(model, batches)
+    if loss_model is None:
+        loss, _, count = summed_scores(model, batches)
+    else:
+        loss, count = summed_losses(loss_model, batches)
     return math.exp(loss / count)
+
+
+def summed_losses(loss_model, batches: tf.data.Dataset) -> tuple[float, float]:
+    """Weighted sums of a `next_token_loss_model`'s losses and of the weights over
+    ``(inputs, targets, weights)`` batches."""
+
+    @tf.function
+    def summed(x, y, w):
+        losses = tf.cast(loss_model([x, y], training=False), tf.float32)
+        return tf.reduce_sum(losses * w), tf.reduce_sum(w)
+
+    totals = np.zeros(2)
+    for x, y, w in batches:
+        totals += [float(value) for value in summed(x, y, w)]
+    return float(totals[0]), float(totals[1])
 
 
 def summed_scores(model, batches: tf.data.Dataset) -> tuple[float, float, float]:
