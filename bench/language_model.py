@@ -16,8 +16,8 @@ published small-model figure: the PyTorch word_language_model example's README
     python bench/language_model.py --name adaptive-6x4 --epochs 4 --batch-size 16 \\
         --num-layers 6 --tie-embeddings --adaptive-cutoffs 2000 10000 --weight-decay 0.1 \\
         --clip-norm 1 --lr-schedule cosine --learning-rate 2e-3
-    python bench/language_model.py --name adaptive-8x6-b8-wd03 --epochs 6 --batch-size 8 \
-        --num-layers 8 --tie-embeddings --adaptive-cutoffs 2000 10000 --weight-decay 0.3 \
+    python bench/language_model.py --name adaptive-8x6-b8-wd03 --epochs 6 --batch-size 8 \\
+        --num-layers 8 --tie-embeddings --adaptive-cutoffs 2000 10000 --weight-decay 0.3 \\
         --clip-norm 1 --lr-schedule cosine --learning-rate 2e-3 --early-stopping 2
     python bench/language_model.py --table
     python bench/language_model.py --plot bench/results/language_model_history.png
