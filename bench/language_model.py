@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 from curves import plot_validation_curves
+from levers import RUN_LEVERS, setting_name
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
@@ -60,20 +61,14 @@ def generation_tokens_per_second(generator, tokens: int) -> float:
     return sum(len(text.split()) for text in texts) / seconds, texts
 
 
-# The settings a run can change, as kerasformer train names them; None: the default.
+# The model settings a run can change, as kerasformer train names them; None: the default.
 LEVERS = (
     ("--tie-embeddings", dict(action="store_true")),
     ("--adaptive-cutoffs", dict(type=int, nargs="+")),
     ("--dropout", dict(type=float)),
     ("--maxlen", dict(type=int)),
     ("--num-layers", dict(type=int)),
-    ("--learning-rate", dict(type=float)),
-    ("--weight-decay", dict(type=float)),
-    ("--clip-norm", dict(type=float)),
-    ("--lr-schedule", dict(choices=("constant", "cosine", "inverse_sqrt"))),
-    ("--warmup-fraction", dict(type=float)),
-    ("--early-stopping", dict(type=int)),
-    ("--average-last", dict(type=int)),
+    *RUN_LEVERS,
 )
 MODEL_LEVERS = ("tie_embeddings", "adaptive_cutoffs", "dropout", "maxlen", "num_layers")
 
@@ -114,9 +109,7 @@ def main() -> None:
 
 def levers(args: argparse.Namespace) -> dict:
     """The settings this run changes, by TrainingConfig's names."""
-    given = {
-        name: getattr(args, name) for name in (flag[2:].replace("-", "_") for flag, _ in LEVERS)
-    }
+    given = {name: getattr(args, name) for name in (setting_name(flag) for flag, _ in LEVERS)}
     return {name: value for name, value in given.items() if value not in (None, False)}
 
 

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from curves import plot_validation_curves
+from levers import RUN_LEVERS, RUN_SETTINGS, setting_name
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
@@ -53,7 +54,7 @@ def sentences_per_second(translator, sentences, beam_width: int) -> float:
     return len(sentences) / (time.perf_counter() - started)
 
 
-# The settings a run can change, as kerasformer train names them; None: the default.
+# The model settings a run can change, as kerasformer train names them; None: the default.
 LEVERS = (
     ("--tokenizer", dict(choices=("word", "sentencepiece"))),
     ("--tie-embeddings", dict(action="store_true", default=None)),
@@ -66,33 +67,23 @@ LEVERS = (
     ("--num-layers", dict(type=int)),
     ("--units", dict(type=int)),
     ("--dropout", dict(type=float)),
-    ("--learning-rate", dict(type=float)),
-    ("--weight-decay", dict(type=float)),
-    ("--clip-norm", dict(type=float)),
-    ("--lr-schedule", dict(choices=("constant", "cosine", "inverse_sqrt"))),
-    ("--warmup-fraction", dict(type=float)),
-    ("--average-last", dict(type=int)),
-    ("--early-stopping", dict(type=int)),
+    *RUN_LEVERS,
 )
-RUN_LEVERS = (
-    "learning_rate", "weight_decay", "clip_norm", "lr_schedule", "warmup_fraction",
-    "average_last", "early_stopping",
-)  # fmt: skip
 TRANSFORMER_ONLY = ("num_heads", "ff_dim", "num_layers", "tie_embeddings")
 RNN_ONLY = ("units",)
 
 
 def levers(args: argparse.Namespace, model: str) -> tuple[dict, dict]:
     """The model options and the run settings this run changes, by TrainingConfig's names."""
-    given = {flag[2:].replace("-", "_") for flag, _ in LEVERS}
+    given = {setting_name(flag) for flag, _ in LEVERS}
     given = {name: getattr(args, name) for name in given if getattr(args, name) is not None}
     other_models = RNN_ONLY if model == "transformer" else TRANSFORMER_ONLY
     model_options = {
         name: value
         for name, value in given.items()
-        if name not in RUN_LEVERS and name not in other_models
+        if name not in RUN_SETTINGS and name not in other_models
     }
-    return model_options, {name: given[name] for name in RUN_LEVERS if name in given}
+    return model_options, {name: given[name] for name in RUN_SETTINGS if name in given}
 
 
 # Teacher-forced, per epoch: a label-smoothed run's loss is not comparable, its accuracy is.

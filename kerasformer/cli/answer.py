@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from kerasformer.cli._arguments import add_model_argument
+from kerasformer.cli.command import Command
 from kerasformer.cli.inputs import (
     EXIT_STATUS,
     STDIN,
@@ -39,8 +40,7 @@ DESCRIPTION = (
 )
 
 
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("answer", help=HELP, description=DESCRIPTION)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_argument(parser)
     parser.add_argument(
         "texts", metavar="-", nargs="*",
@@ -57,7 +57,6 @@ def add_parser(subparsers) -> None:
     add_json_argument(parser)
     parser.add_argument("--plot", metavar="PNG", help="draw the start/end probabilities here")
     add_overwrite_argument(parser)
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -170,3 +169,6 @@ def span_plot(answerer, question: str, context: str, answer: dict):
         title=f"{question} → {answer['answer']}",
     )  # fmt: skip
     return figure
+
+
+COMMAND = Command("answer", HELP, DESCRIPTION, add_arguments, run)

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from kerasformer.cli._arguments import add_model_argument, non_negative_int
+from kerasformer.cli.command import Command
 from kerasformer.cli.inputs import decode
 from kerasformer.cli.outputs import (
     add_overwrite_argument,
@@ -42,8 +43,7 @@ DESCRIPTION = (
 )
 
 
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("attention", help=HELP, description=DESCRIPTION)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_argument(parser)
     parser.add_argument("text", metavar="TEXT", help="the text to look at; short ones read best")
     parser.add_argument(
@@ -69,7 +69,6 @@ def add_parser(subparsers) -> None:
         "encoder-self)",
     )  # fmt: skip
     add_overwrite_argument(parser)
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -179,3 +178,6 @@ def write_html(maps: list, path: Path, title: str) -> Path:
 
     page = attention_html(maps, title=title)
     return write_output(path, lambda partial: partial.write_text(page, encoding="utf-8"))
+
+
+COMMAND = Command("attention", HELP, DESCRIPTION, add_arguments, run)

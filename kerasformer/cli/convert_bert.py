@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from kerasformer.cli._arguments import positive_int
+from kerasformer.cli.command import Command
 
 HELP = "convert a HuggingFace BERT checkpoint to TF-Hub SavedModels"
 DESCRIPTION = (
@@ -14,8 +15,7 @@ DESCRIPTION = (
 )
 
 
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("convert-bert", help=HELP, description=DESCRIPTION)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", metavar="SOURCE", nargs="?", help="checkpoint directory")
     parser.add_argument("--out", required=True, help="directory to write")
     from kerasformer.convert.convert_bert import COMPUTE_DTYPES, DEFAULT_SEQ_LENGTH
@@ -30,7 +30,6 @@ def add_parser(subparsers) -> None:
         f"(default {COMPUTE_DTYPES[0]})",
     )  # fmt: skip
     parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,3 +44,6 @@ def run(args: argparse.Namespace) -> int:
         f"--encoder {converted.encoder}"
     )
     return 0
+
+
+COMMAND = Command("convert-bert", HELP, DESCRIPTION, add_arguments, run)

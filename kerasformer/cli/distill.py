@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
+
 from kerasformer.cli import train
 from kerasformer.cli._arguments import non_negative_int, positive_float, share
+from kerasformer.cli.command import Command
 from kerasformer.registry import TASKS
 
 DISTILLATION = TASKS["distillation"]
@@ -20,8 +23,7 @@ DESCRIPTION = (
 )
 
 
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("distill", help=HELP, description=DESCRIPTION)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--teacher", required=True, metavar="EXPORT",
         help="export directory of a classifier trained on the same dataset",
@@ -47,7 +49,7 @@ def add_parser(subparsers) -> None:
     train.add_shared_arguments(parser, DISTILLATION.dataset_names)
     # Distillation trains its registry entry's one model; BERT's flags are not offered.
     parser.set_defaults(
-        run=train.run, task=DISTILLATION.name, model=None, recipe=None,
+        task=DISTILLATION.name, model=None, recipe=None,
         preprocess=None, encoder=None, seq_length=None, doc_stride=None,
     )  # fmt: skip
 
@@ -57,3 +59,6 @@ def default(setting: str) -> str:
     from kerasformer.training.tasks.distillation import DistillationSettings
 
     return f"(default {getattr(DistillationSettings, setting)})"
+
+
+COMMAND = Command("distill", HELP, DESCRIPTION, add_arguments, train.run)

@@ -10,6 +10,7 @@ from kerasformer.cli._arguments import (
     add_dataset_arguments,
     add_model_argument,
 )
+from kerasformer.cli.command import Command
 from kerasformer.cli.outputs import (
     add_overwrite_argument,
     require_output_file,
@@ -24,8 +25,7 @@ DESCRIPTION = (
 )
 
 
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("evaluate", help=HELP, description=DESCRIPTION)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_argument(parser)
     add_dataset_arguments(parser, default=None, names=DATASETS_BY_TASK["classification"])
     own = parser.add_argument_group(
@@ -53,7 +53,6 @@ def add_parser(subparsers) -> None:
         "(default: MODEL/confusion_matrix-DATASET-SPLIT.png)",
     )
     add_overwrite_argument(parser)
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,3 +148,6 @@ def format_report(metrics: dict, title: str) -> str:
             + tabulate(confusion, headers=("", *names)),
         ]
     )
+
+
+COMMAND = Command("evaluate", HELP, DESCRIPTION, add_arguments, run)

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from kerasformer.cli._arguments import add_model_argument
+from kerasformer.cli.command import Command
 from kerasformer.cli.outputs import add_overwrite_argument, require_output_file
 from kerasformer.errors import KerasformerError
 from kerasformer.litert.files import (
@@ -29,14 +30,12 @@ QUANTIZE_HELP = (
 )
 
 
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("export-litert", help=HELP, description=DESCRIPTION)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_argument(parser)
     parser.add_argument("--out", required=True, metavar="NAME.tflite", help="model file to write")
     parser.add_argument("--quantize", choices=QUANTIZATIONS, default="dynamic",
                         help=QUANTIZE_HELP)  # fmt: skip
     add_overwrite_argument(parser)
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,3 +71,6 @@ def require_litert_outputs(model: Path, overwrite: bool) -> LiteRTFiles:
                 "another --out, or pass --overwrite to replace it."
             )
     return files
+
+
+COMMAND = Command("export-litert", HELP, DESCRIPTION, add_arguments, run)

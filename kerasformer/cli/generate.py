@@ -10,6 +10,7 @@ from kerasformer.cli._arguments import (
     non_negative_int,
     positive_int,
 )
+from kerasformer.cli.command import Command
 from kerasformer.cli.inputs import (
     EXIT_STATUS,
     add_input_arguments,
@@ -36,8 +37,7 @@ DESCRIPTION = (
 )
 
 
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("generate", help=HELP, description=DESCRIPTION)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_argument(parser)
     add_input_arguments(parser, "PROMPT", "prompt to continue")
     from kerasformer.models.generation import DEFAULT_SAMPLING as SAMPLING
@@ -59,7 +59,6 @@ def add_parser(subparsers) -> None:
         "--top-p", type=probability, default=SAMPLING.top_p, help=f"(default {SAMPLING.top_p})"
     )
     parser.add_argument("--seed", type=non_negative_int, help="same seed, same text")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,3 +88,6 @@ def run(args: argparse.Namespace) -> int:
         ],
     )
     return print_records(inputs, records, args.json, lambda record: record.get("output", ""))
+
+
+COMMAND = Command("generate", HELP, DESCRIPTION, add_arguments, run)

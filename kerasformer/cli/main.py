@@ -20,9 +20,12 @@ from kerasformer.cli import (
 )
 from kerasformer.cli.quiet import quiet_tensorflow
 
-COMMANDS = (
-    train, distill, evaluate, predict, translate, generate, answer, tag, attention, convert_bert,
-    export_litert,
+COMMANDS = tuple(
+    module.COMMAND
+    for module in (
+        train, distill, evaluate, predict, translate, generate, answer, tag, attention,
+        convert_bert, export_litert,
+    )
 )  # fmt: skip
 
 
@@ -40,7 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
-        command.add_parser(subparsers)
+        command_parser = subparsers.add_parser(
+            command.name, help=command.help, description=command.description,
+            formatter_class=command.formatter_class,
+        )  # fmt: skip
+        command.add_arguments(command_parser)
+        command_parser.set_defaults(run=command.run)
     for subparser in (parser, *subparsers.choices.values()):
         subparser.add_argument(
             "--verbose",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from kerasformer.cli._arguments import add_model_argument
+from kerasformer.cli.command import Command
 from kerasformer.cli.inputs import (
     EXIT_STATUS,
     InputText,
@@ -39,14 +40,9 @@ NO_KNOWN_WORDS = (
 HELP = "classify texts with an exported model"
 
 
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "predict", help=HELP, description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )  # fmt: skip
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_argument(parser)
     add_input_arguments(parser, "TEXT", "text")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,3 +96,13 @@ def table_entry(record: dict) -> str:
 
 def shorten(text: str, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+COMMAND = Command(
+    "predict",
+    HELP,
+    DESCRIPTION,
+    add_arguments,
+    run,
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+)

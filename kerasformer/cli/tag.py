@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from kerasformer.cli._arguments import add_model_argument
+from kerasformer.cli.command import Command
 from kerasformer.cli.inputs import (
     EXIT_STATUS,
     add_input_arguments,
@@ -25,13 +26,11 @@ DESCRIPTION = (
 )
 
 
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("tag", help=HELP, description=DESCRIPTION)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_argument(parser)
     add_input_arguments(parser, "TEXT", "text to tag")
     parser.add_argument("--plot", metavar="PNG", help="draw the first text's entities here")
     add_overwrite_argument(parser)
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,3 +59,6 @@ def marked_text(record: dict) -> str:
         pieces += [text[at : entity["start"]], f"[{entity['text']}]{entity['type']}"]
         at = entity["end"]
     return "".join([*pieces, text[at:]])
+
+
+COMMAND = Command("tag", HELP, DESCRIPTION, add_arguments, run)

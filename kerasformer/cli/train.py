@@ -16,6 +16,7 @@ from kerasformer.cli._arguments import (
     positive_int,
     rate,
 )
+from kerasformer.cli.command import Command
 from kerasformer.training.config import LR_SCHEDULES, default_setting
 
 # Model options: (flag, type, what it sets). Unset ones keep the model's defaults,
@@ -108,8 +109,7 @@ DESCRIPTION = (
 )
 
 
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("train", help=HELP, description=DESCRIPTION)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--task", choices=TRAIN_TASK_NAMES,
         help=f"{tasks_in_words()} (default {default_setting('task')})",
@@ -123,7 +123,6 @@ def add_parser(subparsers) -> None:
     )  # fmt: skip
     add_shared_arguments(parser)
     add_bert_arguments(parser.add_argument_group("bert model"))
-    parser.set_defaults(run=run)
 
 
 # Your own data: (flag, metavar, help); each sets the TrainingConfig setting of its name
@@ -493,3 +492,6 @@ def model_options(args: argparse.Namespace) -> dict:
             f"{flags} do(es) not apply to --model {args.model} (--task {args.task})."
         )
     return given
+
+
+COMMAND = Command("train", HELP, DESCRIPTION, add_arguments, run)

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from kerasformer.cli._arguments import add_model_argument, non_negative_int, positive_int
+from kerasformer.cli.command import Command
 from kerasformer.cli.inputs import (
     EXIT_STATUS,
     add_input_arguments,
@@ -31,8 +32,7 @@ DESCRIPTION = (
 )
 
 
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("translate", help=HELP, description=DESCRIPTION)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_argument(parser)
     add_input_arguments(parser, "SENTENCE", "sentence to translate")
     parser.add_argument(
@@ -49,7 +49,6 @@ def add_parser(subparsers) -> None:
         help="which decoder block's cross-attention to draw (default: the last)",
     )  # fmt: skip
     add_overwrite_argument(parser)
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,3 +100,6 @@ def alignment_figure(alignment, layer: int, title: str):
             title=f"{title}: cross-attention of decoder block {layer}",
         )  # fmt: skip
     return figure
+
+
+COMMAND = Command("translate", HELP, DESCRIPTION, add_arguments, run)

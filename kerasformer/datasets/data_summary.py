@@ -415,11 +415,9 @@ def format_texts(summary: dict) -> str:
     lines.append(f"words per train text: {lengths_line(summary['words'])}")
     if summary["pieces"] is not None:
         lines.append(f"word pieces per train text: {lengths_line(summary['pieces'])}")
-    if summary["truncated_share"] is not None:
-        lines.append(
-            f"train texts cut at {summary['max_length']:,} {summary['length_unit']}: "
-            f"{summary['truncated_share']:.1%}"
-        )
+    lines.append(
+        share_line(summary, "truncated_share", "train texts cut at {max_length:,} {length_unit}")
+    )
     lines.append(duplicates_line(summary["duplicates"], summary["examples"], "texts"))
     return "\n".join(line for line in lines if line)
 
@@ -429,14 +427,19 @@ def format_pairs(summary: dict) -> str:
         f"{summary['dataset']}: {split_sizes(summary['examples'])} sentence pairs",
         f"source words per train sentence: {lengths_line(summary['source_words'])}",
         f"target words per train sentence: {lengths_line(summary['target_words'])}",
+        share_line(
+            summary, "over_max_length_share", "train pairs over {max_length:,} words (left out)"
+        ),
+        duplicates_line(summary["duplicates"], summary["examples"], "sources"),
     ]
-    if summary["over_max_length_share"] is not None:
-        lines.append(
-            f"train pairs over {summary['max_length']:,} words (left out): "
-            f"{summary['over_max_length_share']:.1%}"
-        )
-    lines.append(duplicates_line(summary["duplicates"], summary["examples"], "sources"))
     return "\n".join(line for line in lines if line)
+
+
+def share_line(summary: dict, share_key: str, template: str) -> str:
+    """``template`` filled from ``summary``, then its ``share_key`` as a percentage; empty
+    where that share was not measured (and the template's fields may be None)."""
+    share = summary[share_key]
+    return "" if share is None else f"{template.format(**summary)}: {share:.1%}"
 
 
 def format_questions(summary: dict) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kerasformer.backend import keras, tf
+from kerasformer.models.block_stack import stack_blocks
 from kerasformer.models.transformer_classifier import POSITIONS
 from kerasformer.tf_keras.layers import TokenAndPositionEmbedding, TransformerDecoderBlock
 
@@ -57,15 +58,14 @@ def decoder_stack(
             vocab_size, maxlen, embed_dim, position=embedding_position,
             reversible=tie_embeddings, adaptive_cutoffs=adaptive_cutoffs, name=embedding_name,
         )  # fmt: skip
-    x = embedding(ids)
-    for index in range(num_layers):
-        block = TransformerDecoderBlock(
+    x = stack_blocks(
+        embedding(ids),
+        lambda index: TransformerDecoderBlock(
             embed_dim, num_heads, ff_dim, dropout=dropout, norm_first=norm_first,
             position=attention_position, name=BLOCK_NAME.format(index),
-        )  # fmt: skip
-        x = block(x) if encoder_outputs is None else block(x, encoder_outputs)
-    if norm_first:  # pre-LN leaves the residual stream unnormalised
-        x = keras.layers.LayerNormalization(epsilon=1e-6, name=NORM_NAME)(x)
+        ),
+        num_layers, norm_first=norm_first, norm_name=NORM_NAME, encoder_outputs=encoder_outputs,
+    )  # fmt: skip
     if tie_embeddings:
         return embedding(x, reverse=True)
     # float32 logits, so the softmax is stable under mixed precision.

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from kerasformer.backend import keras, tf
+from kerasformer.models.block_stack import stack_blocks
 from kerasformer.models.entity_tagger import EntityTagger
 from kerasformer.tf_keras.layers import CharacterCNN, TransformerBlock
 
@@ -116,13 +117,14 @@ def build_transformer_tagger(
                     char_filters=char_filters)  # fmt: skip
 
     def blocks(hidden):
-        hidden = keras.layers.Dense(embed_dim, name="projection")(hidden)
-        for index in range(num_layers):
-            hidden = TransformerBlock(
+        return stack_blocks(
+            keras.layers.Dense(embed_dim, name="projection")(hidden),
+            lambda index: TransformerBlock(
                 embed_dim, num_heads, ff_dim, dropout=dropout, norm_first=True,
                 position="rotary", name=f"transformer_block_{index}",
-            )(hidden)  # fmt: skip
-        return keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm")(hidden)
+            ),
+            num_layers, norm_first=True, norm_name="final_norm",
+        )  # fmt: skip
 
     return tagger_model(
         "transformer_tagger", num_tags, word_vocab_size, char_vocab_size, features, blocks

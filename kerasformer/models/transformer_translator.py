@@ -18,6 +18,7 @@ import numpy as np
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.models.attention_maps import blocks_self_attention
+from kerasformer.models.block_stack import stack_blocks
 from kerasformer.models.decoder_stack import POSITIONS, DecoderStack, decoder_stack
 from kerasformer.tf_keras.layers import TokenAndPositionEmbedding, TransformerBlock
 
@@ -88,14 +89,14 @@ def build_transformer_translator(
         reversible=tie_embeddings,
         name=SHARED_EMBEDDING_NAME if tie_embeddings else SOURCE_EMBEDDING_NAME,
     )  # fmt: skip
-    x = source_embedding(source)
-    for index in range(num_layers):
-        x = TransformerBlock(
+    x = stack_blocks(
+        source_embedding(source),
+        lambda index: TransformerBlock(
             embed_dim, num_heads, ff_dim, dropout=dropout, norm_first=norm_first,
             position=attention_position, name=ENCODER_BLOCK_NAME.format(index),
-        )(x)  # fmt: skip
-    if norm_first:
-        x = keras.layers.LayerNormalization(epsilon=1e-6, name=ENCODER_NORM_NAME)(x)
+        ),
+        num_layers, norm_first=norm_first, norm_name=ENCODER_NORM_NAME,
+    )  # fmt: skip
     logits = decoder_stack(
         target, embedding_name=TARGET_EMBEDDING_NAME, vocab_size=target_vocab_size,
         maxlen=maxlen, embed_dim=embed_dim, num_heads=num_heads, ff_dim=ff_dim,

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.cli import assert_refused_in_one_line, run_cli
 from tests.helpers.data import topic_rows, write_topic_csv
 from tests.helpers.processes import run_commands
 
@@ -148,26 +148,23 @@ def test_bad_settings_files_are_one_line(tmp_path):
     (tmp_path / "typo.json").write_text('{"epochz": 3}', "utf-8")
     (tmp_path / "list.json").write_text("[1, 2]", "utf-8")
     (tmp_path / "broken.json").write_text('{"epochs": ', "utf-8")
-    commands = [
-        ["train", "--config", "typo.json"],
-        ["train", "--config", "list.json"],
-        ["train", "--config", "broken.json"],
-        ["train", "--config", "missing.json"],
-        ["train", "--early-stopping", "0"],
-        ["train", "--average-last", "0"],
-        ["train", "--tensorboard-update-freq", "5"],
-        ["train", "--monitor", "val_accuracy"],
+    cases = [
+        (["train", "--config", "typo.json"], ("--config typo.json: unknown setting(s) epochz",)),
+        (
+            ["train", "--config", "list.json"],
+            ("--config list.json holds a list, not settings by name",),
+        ),
+        (["train", "--config", "broken.json"], ("--config broken.json:1: not JSON",)),
+        (["train", "--config", "missing.json"], ("--config missing.json is not a file",)),
+        (["train", "--early-stopping", "0"], ("--early-stopping",)),
+        (["train", "--average-last", "0"], ("--average-last",)),
+        (
+            ["train", "--tensorboard-update-freq", "5"],
+            ("--tensorboard-update-freq goes with --tensorboard DIR",),
+        ),
+        (
+            ["train", "--monitor", "val_accuracy"],
+            ("--monitor goes with --early-stopping PATIENCE",),
+        ),
     ]
-    results = run_commands(*commands, cwd=tmp_path)
-    expected = [
-        ("--config typo.json: unknown setting(s) epochz",),
-        ("--config list.json holds a list, not settings by name",),
-        ("--config broken.json:1: not JSON",),
-        ("--config missing.json is not a file",),
-        ("--early-stopping",),
-        ("--average-last",),
-        ("--tensorboard-update-freq goes with --tensorboard DIR",),
-        ("--monitor goes with --early-stopping PATIENCE",),
-    ]
-    for result, phrases in zip(results, expected, strict=True):
-        assert_one_line_error(result, *phrases)
+    assert_refused_in_one_line(cases, cwd=tmp_path)

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.cli import assert_refused_in_one_line, run_cli
 from tests.helpers.data import (
     synthetic_squad_v2_document,
     topic_rows,
@@ -53,28 +53,34 @@ def test_own_data_mistakes_are_one_line_before_training(tmp_path):
     (tmp_path / "tickets.jsonl").write_text('{"text": "a", "label": "x"}\n')
     (tmp_path / "folder" / "a").mkdir(parents=True)
     (tmp_path / "folder" / "b").mkdir()
-    commands = [
-        ["train", "--dataset", "bbc_news", "--train-file", "tickets.csv"],
-        ["train", "--data-dir", "ag", "--train-file", "tickets.csv"],
-        ["train", "--validation-file", "tickets.csv"],
-        ["train", "--text-column", "body"],
-        ["train", "--train-file", "tickets.jsonl", "--delimiter", ";"],
-        ["train", "--train-file", "folder", "--text-column", "body"],
-        ["train", "--train-file", "tickets.csv", "--text-column", "message", "--label-column",
-         "topic"],
-    ]  # fmt: skip
-    results = run_commands(*commands, cwd=tmp_path)
-    expected = [
-        ("--dataset and --train-file both name the training data",),
-        ("--data-dir and --train-file both name the training data",),
-        ("validation_file go(es) with your own training data; give --train-file too",),
-        ("text_column go(es) with your own training data",),
-        ("--delimiter do(es) not apply to tickets.jsonl, a JSON Lines file",),
-        ("--text-column do(es) not apply to folder, a folder of class folders",),
-        ("tickets.csv has no column 'message' (text_column)", "'body', 'topic'"),
+    cases = [
+        (
+            ["train", "--dataset", "bbc_news", "--train-file", "tickets.csv"],
+            ("--dataset and --train-file both name the training data",),
+        ),
+        (
+            ["train", "--data-dir", "ag", "--train-file", "tickets.csv"],
+            ("--data-dir and --train-file both name the training data",),
+        ),
+        (
+            ["train", "--validation-file", "tickets.csv"],
+            ("validation_file go(es) with your own training data; give --train-file too",),
+        ),
+        (["train", "--text-column", "body"], ("text_column go(es) with your own training data",)),
+        (
+            ["train", "--train-file", "tickets.jsonl", "--delimiter", ";"],
+            ("--delimiter do(es) not apply to tickets.jsonl, a JSON Lines file",),
+        ),
+        (
+            ["train", "--train-file", "folder", "--text-column", "body"],
+            ("--text-column do(es) not apply to folder, a folder of class folders",),
+        ),
+        (
+            "train --train-file tickets.csv --text-column message --label-column topic".split(),
+            ("tickets.csv has no column 'message' (text_column)", "'body', 'topic'"),
+        ),
     ]
-    for result, phrases in zip(results, expected, strict=True):
-        assert_one_line_error(result, *phrases)
+    assert_refused_in_one_line(cases, cwd=tmp_path)
     assert not (tmp_path / "saved_models").exists()
 
 
@@ -135,17 +141,11 @@ def movie_review(split, i):
 def test_a_tfds_dataset_by_name_trains_and_its_export_predicts_elsewhere(
     capsys, tmp_path, monkeypatch, offline
 ):
-    import tensorflow_datasets as tfds
-
-    from tests.helpers.tfds_mock import numbered_examples, write_split_metadata
+    from tests.helpers.tfds_mock import prepared_dataset
 
     monkeypatch.chdir(tmp_path)
     prepared = tmp_path / "tfds"
-    write_split_metadata(prepared, "imdb_reviews", {"train": 80, "test": 20})
-    with tfds.testing.mock_data(
-        policy=tfds.testing.MockPolicy.USE_FILES, data_dir=str(prepared),
-        as_dataset_fn=numbered_examples(movie_review),
-    ):  # fmt: skip
+    with prepared_dataset(prepared, "imdb_reviews", {"train": 80, "test": 20}, movie_review):
         code, out, err = run_cli(
             capsys, "train", "--dataset", "tfds:imdb_reviews", "--tfds-data-dir", str(prepared),
             *TINY,
@@ -163,30 +163,37 @@ def test_a_tfds_dataset_by_name_trains_and_its_export_predicts_elsewhere(
 
 
 def test_tfds_mistakes_are_one_line(tmp_path):
-    commands = [
-        ["train", "--dataset", "tfds:imdb_reviewz"],
-        ["train", "--dataset", "tfds:imdb_reviews", "--tfds-data-dir", str(tmp_path / "none")],
-        ["train", "--tfds-data-dir", str(tmp_path)],
-        ["train", "--dataset", "tfds:imdb_reviews", "--data-dir", str(tmp_path)],
-        ["train", "--dataset", "tfds:imdb_reviews", "--delimiter", ","],
-        ["train", "--task", "translation", "--dataset", "tfds:wmt14_translate/de-en"],
-        ["train", "--dataset", "imdb"],
-    ]
-    results = run_commands(*commands, cwd=tmp_path)
-    expected = [
+    cases = [
         (
-            "tfds:imdb_reviewz is not a TensorFlow Datasets dataset",
-            "did you mean tfds:imdb_reviews?",
+            ["train", "--dataset", "tfds:imdb_reviewz"],
+            (
+                "tfds:imdb_reviewz is not a TensorFlow Datasets dataset",
+                "did you mean tfds:imdb_reviews?",
+            ),
         ),
-        ("tfds:imdb_reviews is not prepared in", "tfds build imdb_reviews"),
-        ("--tfds-data-dir goes with a TensorFlow Datasets dataset; give --dataset tfds:NAME",),
-        ("--data-dir does not apply to tfds:imdb_reviews; pass", "--tfds-data-dir"),
-        ("--delimiter do(es) not apply to tfds:imdb_reviews",),
-        ("--task translation does not read TensorFlow Datasets datasets",),
-        ("invalid choice: 'imdb'", "or tfds:NAME"),
+        (
+            ["train", "--dataset", "tfds:imdb_reviews", "--tfds-data-dir", str(tmp_path / "none")],
+            ("tfds:imdb_reviews is not prepared in", "tfds build imdb_reviews"),
+        ),
+        (
+            ["train", "--tfds-data-dir", str(tmp_path)],
+            ("--tfds-data-dir goes with a TensorFlow Datasets dataset; give --dataset tfds:NAME",),
+        ),
+        (
+            ["train", "--dataset", "tfds:imdb_reviews", "--data-dir", str(tmp_path)],
+            ("--data-dir does not apply to tfds:imdb_reviews; pass", "--tfds-data-dir"),
+        ),
+        (
+            ["train", "--dataset", "tfds:imdb_reviews", "--delimiter", ","],
+            ("--delimiter do(es) not apply to tfds:imdb_reviews",),
+        ),
+        (
+            ["train", "--task", "translation", "--dataset", "tfds:wmt14_translate/de-en"],
+            ("--task translation does not read TensorFlow Datasets datasets",),
+        ),
+        (["train", "--dataset", "imdb"], ("invalid choice: 'imdb'", "or tfds:NAME")),
     ]
-    for result, phrases in zip(results, expected, strict=True):
-        assert_one_line_error(result, *phrases)
+    assert_refused_in_one_line(cases, cwd=tmp_path)
     assert not (tmp_path / "saved_models").exists()
 
 

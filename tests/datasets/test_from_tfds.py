@@ -15,7 +15,7 @@ import tensorflow_datasets as tfds
 
 from kerasformer.datasets.from_tfds import from_tfds
 from kerasformer.errors import KerasformerError
-from tests.helpers.tfds_mock import numbered_examples, write_split_metadata
+from tests.helpers.tfds_mock import numbered_examples, prepared_dataset
 
 SPLITS = ("train", "validation", "test")
 
@@ -58,14 +58,10 @@ def test_imdb_reviews_from_mock_data_holds_test_then_validation_out_of_train():
 
 
 def test_the_datasets_own_splits_are_used_and_only_missing_ones_held_out(tmp_path):
-    write_split_metadata(tmp_path, "imdb_reviews", {"train": 40, "test": 12, "unsupervised": 7})
     lines = []
-    mocked = tfds.testing.mock_data(
-        policy=tfds.testing.MockPolicy.USE_FILES,
-        data_dir=str(tmp_path),
-        as_dataset_fn=numbered_examples(review),
-    )
-    with mocked:
+    with prepared_dataset(
+        tmp_path, "imdb_reviews", {"train": 40, "test": 12, "unsupervised": 7}, review
+    ):
         data = from_tfds(
             "imdb_reviews/plain_text", tmp_path, validation_fraction=0.25, log=lines.append
         )
@@ -83,13 +79,7 @@ def test_the_datasets_own_splits_are_used_and_only_missing_ones_held_out(tmp_pat
 
 
 def test_held_out_splits_are_seeded(tmp_path):
-    write_split_metadata(tmp_path, "imdb_reviews", {"train": 40})
-    mocked = tfds.testing.mock_data(
-        policy=tfds.testing.MockPolicy.USE_FILES,
-        data_dir=str(tmp_path),
-        as_dataset_fn=numbered_examples(review),
-    )
-    with mocked:
+    with prepared_dataset(tmp_path, "imdb_reviews", {"train": 40}, review):
         first, again, other = (from_tfds("imdb_reviews", split_seed=seed) for seed in (1, 1, 2))
     assert as_pairs(first, "test") == as_pairs(again, "test")
     assert as_pairs(first, "test") != as_pairs(other, "test")
@@ -97,18 +87,13 @@ def test_held_out_splits_are_seeded(tmp_path):
 
 def test_an_unlabelled_test_split_is_held_out_of_train_instead(tmp_path):
     # GLUE's test labels are -1: no label. A test split of them would measure nothing.
-    write_split_metadata(tmp_path, "glue/sst2", {"train": 20, "validation": 6, "test": 8})
-
     def sentence(split, i):
         return {"sentence": f"{split} {i}", "label": -1 if split == "test" else i % 2, "idx": i}
 
     lines = []
-    mocked = tfds.testing.mock_data(
-        policy=tfds.testing.MockPolicy.USE_FILES,
-        data_dir=str(tmp_path),
-        as_dataset_fn=numbered_examples(sentence),
-    )
-    with mocked:
+    with prepared_dataset(
+        tmp_path, "glue/sst2", {"train": 20, "validation": 6, "test": 8}, sentence
+    ):
         data = from_tfds("glue/sst2", test_fraction=0.2, log=lines.append)
     assert data.name == "glue-sst2"
     assert data.class_names == ("negative", "positive")

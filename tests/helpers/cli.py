@@ -50,3 +50,13 @@ def assert_one_line_error(result: dict, *phrases: str) -> None:
     for phrase in phrases:
         assert phrase in lines[0], lines[0]
     assert "Epoch 1/" not in result["stdout"], "it trained before refusing"
+
+
+def assert_refused_in_one_line(cases: list[tuple[list, tuple[str, ...]]], cwd) -> None:
+    """Run each case's ``kerasformer`` command (all in one fresh process, in ``cwd``); each
+    must fail with one error line that holds the case's phrases, before any training."""
+    from tests.helpers.processes import run_commands
+
+    results = run_commands(*(argv for argv, _ in cases), cwd=cwd)
+    for result, (_, phrases) in zip(results, cases, strict=True):
+        assert_one_line_error(result, *phrases)

@@ -32,3 +32,14 @@ def numbered_examples(make_example):
         )
 
     return as_dataset
+
+
+def prepared_dataset(data_dir, name, split_sizes, make_example):
+    """A context in which TFDS finds ``name`` prepared in ``data_dir`` with these split
+    sizes, its examples ``make_example(split, i)``."""
+    write_split_metadata(data_dir, name, split_sizes)
+    return tfds.testing.mock_data(
+        policy=tfds.testing.MockPolicy.USE_FILES,
+        data_dir=str(data_dir),
+        as_dataset_fn=numbered_examples(make_example),
+    )
