@@ -23,8 +23,9 @@ TRANSFORMER_OPTIONS = frozenset(
     {"embed_dim", "num_heads", "ff_dim", "dropout", "norm_first", "position", "maxlen"}
 )
 BERT_HANDLES = frozenset({"preprocess", "encoder"})
-# A translator's options that its task, not its model builder, takes.
-TRANSLATION_OPTIONS = frozenset({"tokenizer", "label_smoothing"})
+# A translator's options that its task, not its model builder, takes, with their defaults.
+TRANSLATION_DEFAULTS = {"tokenizer": "word", "label_smoothing": 0.0}
+TRANSLATION_OPTIONS = frozenset(TRANSLATION_DEFAULTS)
 TAGGER_OPTIONS = frozenset({"vocab_size", "embed_dim", "dropout", "decoding"})
 
 

@@ -52,12 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "of a question answerer's question",
     )  # fmt: skip
     parser.add_argument(
-        "--out", default="attention.png", help="where to write the picture (default attention.png)"
+        "--out", default="attention.png", help="where to write the picture (default %(default)s)"
     )
     parser.add_argument("--html", metavar="FILE", help="also write every layer and head here")
     parser.add_argument(
         "--layer", "--block", dest="layer", type=non_negative_int, default=0,
-        help="which layer (block) to draw, counting from 0 (default 0)",
+        help="which layer (block) to draw, counting from 0 (default %(default)s)",
     )  # fmt: skip
     parser.add_argument(
         "--head", type=non_negative_int, default=None,

@@ -22,12 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
         "--seq-length", type=positive_int, default=DEFAULT_SEQ_LENGTH,
-        help=f"tokens per text after preprocessing (default {DEFAULT_SEQ_LENGTH})",
+        help="tokens per text after preprocessing (default %(default)s)",
     )  # fmt: skip
     parser.add_argument(
         "--compute-dtype", choices=COMPUTE_DTYPES, default=COMPUTE_DTYPES[0],
-        help="what the encoder computes in; bfloat16 keeps float32 weights "
-        f"(default {COMPUTE_DTYPES[0]})",
+        help="what the encoder computes in; bfloat16 keeps float32 weights (default %(default)s)",
     )  # fmt: skip
     parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
 

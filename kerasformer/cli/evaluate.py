@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--split",
         choices=("train", "validation", "test"),
         default="test",
-        help="which split to evaluate on (default test)",
+        help="which split to evaluate on (default %(default)s)",
     )
     parser.add_argument("--output", help="also write the metrics to this JSON file")
     parser.add_argument(

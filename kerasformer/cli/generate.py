@@ -45,18 +45,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
         "--max-tokens", type=positive_int, default=DEFAULT_MAX_TOKENS,
-        help=f"(default {DEFAULT_MAX_TOKENS})",
+        help="(default %(default)s)",
     )  # fmt: skip
     parser.add_argument(
         "--temperature", type=temperature, default=SAMPLING.temperature,
-        help=f"(default {SAMPLING.temperature})",
+        help="(default %(default)s)",
     )  # fmt: skip
     parser.add_argument(
         "--top-k", type=non_negative_int, default=SAMPLING.top_k,
-        help=f"0 for no limit (default {SAMPLING.top_k})",
+        help="0 for no limit (default %(default)s)",
     )  # fmt: skip
     parser.add_argument(
-        "--top-p", type=probability, default=SAMPLING.top_p, help=f"(default {SAMPLING.top_p})"
+        "--top-p", type=probability, default=SAMPLING.top_p, help="(default %(default)s)"
     )
     parser.add_argument("--seed", type=non_negative_int, help="same seed, same text")
 

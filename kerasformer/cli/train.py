@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 
 from kerasformer import registry
 from kerasformer.cli._arguments import (
@@ -72,19 +73,31 @@ def defaulted(text: str, setting: str) -> str:
 def with_model_defaults(text: str, flag: str) -> str:
     """Help text ending in each model's default for the option, from its builder."""
     option = flag[2:].replace("-", "_")
-    found, seen = {}, set()
+    found, takers = {}, set()
     for task in registry.TASKS.values():
         for model in task.models:
-            if not model.defaults or option not in model.options or model in seen:
+            if option not in model.options or model in takers:
                 continue
-            seen.add(model)  # distillation's student is classification's model
-            value = registry.resolve(model.defaults).get(option)
+            takers.add(model)  # distillation's student is classification's model
+            value = registry.resolve(model.defaults).get(option) if model.defaults else None
             if value is not None:
                 found[task.name if len(task.models) == 1 else f"{task.name} {model.name}"] = value
     if not found:
         return text
-    defaults = ", ".join(f"{value} for {where}" for where, value in found.items())
-    return f"{text} (default {defaults})"
+    return f"{text} (default {in_words(found, every_one=len(found) == len(takers))})"
+
+
+def in_words(value_by_where: dict[str, object], every_one: bool = True) -> str:
+    """``128 for question-answering, 384 for ner``; just ``128`` where the places are
+    every one there is and all agree."""
+    if every_one and len({str(value) for value in value_by_where.values()}) == 1:
+        return str(next(iter(value_by_where.values())))
+    return ", ".join(f"{value} for {where}" for where, value in value_by_where.items())
+
+
+def reader_default(reader, option: str) -> str:
+    """``(default X)``, X the default of the file reader's argument ``option``."""
+    return f"(default {inspect.signature(reader).parameters[option].default})"
 
 
 def tasks_in_words() -> str:
@@ -96,8 +109,20 @@ def tasks_in_words() -> str:
 
 
 def recipe_defaults_in_words() -> str:
-    models = {m.name: m.default_recipe for task in registry.TASKS.values() for m in task.models}
-    return ", ".join(f"{recipe} for {name}" for name, recipe in models.items())
+    return in_words(
+        {m.name: m.default_recipe for task in registry.TASKS.values() for m in task.models}
+    )
+
+
+def input_pipeline_defaults_in_words() -> str:
+    return in_words(
+        {
+            m.name: m.default_input_pipeline
+            for task in registry.TASKS.values()
+            for m in task.models
+            if m.input_pipelines
+        }
+    )
 
 
 HELP = "train a model, print its metrics and export it"
@@ -125,31 +150,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_bert_arguments(parser.add_argument_group("bert model"))
 
 
-# Your own data: (flag, metavar, help); each sets the TrainingConfig setting of its name
-# (DATA_OPTIONS: the task reader's option).
-OWN_DATA_FLAGS = (
-    ("--train-file", "PATH", "the training examples"),
-    ("--validation-file", "PATH",
-     "validation examples (default: --validation-fraction of --train-file)"),
-    ("--test-file", "PATH", "test examples (default: --test-fraction of --train-file)"),
-    ("--text-column", "COLUMNS", "the text's column by name or 0-based index; several, "
-     "comma-separated, are joined (default text)"),
-    ("--label-column", "COLUMN", "the label's column (default label)"),
-    ("--delimiter", "D", "the field separator of a CSV or TSV file (default: sniffed)"),
-    ("--source-column", "COLUMN",
-     "translation: the source sentence's column; its name is the language's (default source)"),
-    ("--target-column", "COLUMN", "translation: the translation's column (default target)"),
-)  # fmt: skip
+def own_data_flags() -> tuple[tuple[str, str, str], ...]:
+    """Your own data: (flag, metavar, help); each sets the TrainingConfig setting of its
+    name (DATA_OPTIONS: the task reader's option, its default the reader's)."""
+    from kerasformer.datasets.from_files import from_csv
+    from kerasformer.datasets.pairs_from_files import from_sentence_pairs
+
+    return (
+        ("--train-file", "PATH", "the training examples"),
+        ("--validation-file", "PATH",
+         "validation examples (default: --validation-fraction of --train-file)"),
+        ("--test-file", "PATH", "test examples (default: --test-fraction of --train-file)"),
+        ("--text-column", "COLUMNS", "the text's column by name or 0-based index; several, "
+         "comma-separated, are joined " + reader_default(from_csv, "text_column")),
+        ("--label-column", "COLUMN",
+         "the label's column " + reader_default(from_csv, "label_column")),
+        ("--delimiter", "D", "the field separator of a CSV or TSV file (default: sniffed)"),
+        ("--source-column", "COLUMN",
+         "translation: the source sentence's column; its name is the language's "
+         + reader_default(from_sentence_pairs, "source_column")),
+        ("--target-column", "COLUMN", "translation: the translation's column "
+         + reader_default(from_sentence_pairs, "target_column")),
+    )  # fmt: skip
 
 
 def add_own_data_arguments(parser: argparse.ArgumentParser) -> None:
+    from kerasformer.datasets.from_files import from_csv
+
     own = parser.add_argument_group(
         "your own data (instead of --dataset)",
         "classification: a CSV or TSV file with a header, a JSON Lines file, or a folder "
         "with one sub-folder of .txt files per class; translation: a TSV, CSV or JSON Lines "
         "file of sentence pairs; language-model: UTF-8 text files (or folders of .txt files)",
     )
-    for flag, metavar, text in OWN_DATA_FLAGS:
+    for flag, metavar, text in own_data_flags():
         own.add_argument(flag, metavar=metavar, help=text)
     own.add_argument(
         "--multi-label", action="store_true", default=None,
@@ -159,7 +193,8 @@ def add_own_data_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     own.add_argument(
         "--label-separator", metavar="S",
-        help="what separates a multi-label text's labels (default ,)",
+        help="what separates a multi-label text's labels "
+        + reader_default(from_csv, "label_separator"),
     )  # fmt: skip
     own.add_argument(
         "--tfds-data-dir", metavar="DIR",
@@ -284,7 +319,8 @@ def add_shared_arguments(
         "--input-pipeline", choices=registry.INPUT_PIPELINES,
         help="what model.fit reads: raw strings, or token ids (BERT: word pieces) made "
         "once and padded to maxlen (BERT: the preprocess model's sequence length), to each "
-        "batch's longest text, or in batches of similar length (default: bucketed)",
+        "batch's longest text, or in batches of similar length (default "
+        f"{input_pipeline_defaults_in_words()})",
     )  # fmt: skip
     group = parser.add_argument_group("transformer model")
     for flag, kind, text in TRANSFORMER_OPTIONS:
@@ -307,21 +343,25 @@ def add_shared_arguments(
     group.add_argument(
         "--tokenizer", choices=("word", "sentencepiece"),
         help="translation: lower-cased words, or SentencePiece subwords learnt from the "
-        "training pairs, which keep case and spell rare words in pieces (default word; "
-        "--vocab-size: 15000 words or 8000 subwords a language)",
+        "training pairs, which keep case and spell rare words in pieces (default "
+        f"{registry.TRANSLATION_DEFAULTS['tokenizer']}; --vocab-size: 15000 words or 8000 "
+        "subwords a language)",
     )  # fmt: skip
     group.add_argument(
         "--label-smoothing", type=rate,
         help="translation: train against 1 - ε on the true token and ε spread over the "
-        "vocabulary (0.1 in the transformer paper; default 0)",
+        "vocabulary (0.1 in the transformer paper; default "
+        f"{registry.TRANSLATION_DEFAULTS['label_smoothing']})",
     )  # fmt: skip
     group.add_argument(
         "--position", choices=("learned", "sinusoidal", "rotary", "relative"),
-        help="how the model knows word order (default learned)",
+        help=with_model_defaults("how the model knows word order", "--position"),
     )  # fmt: skip
     group.add_argument(
         "--decoding", choices=("constrained", "argmax"),
-        help="ner: tags by IOB2-constrained Viterbi or each word's best (default constrained)",
+        help=with_model_defaults(
+            "ner: tags by IOB2-constrained Viterbi or each word's best", "--decoding"
+        ),
     )  # fmt: skip
 
 

@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--beam-width",
         type=positive_int,
         default=GREEDY,
-        help=f"{GREEDY} is greedy decoding (default {GREEDY})",
+        help=f"{GREEDY} is greedy decoding (default %(default)s)",
     )
     parser.add_argument(
         "--alignment", metavar="PNG", help="draw the first sentence's attention alignment here"

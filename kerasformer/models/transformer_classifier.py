@@ -34,6 +34,8 @@ DEFAULTS = dict(
     ff_dim=32,
     dropout=0.1,
     dense_units=20,
+    norm_first=False,
+    position="learned",
 )
 
 
@@ -48,8 +50,8 @@ def build_transformer_classifier(
     dropout: float = DEFAULTS["dropout"],
     dense_units: int = DEFAULTS["dense_units"],
     key_dim: int | None = None,
-    norm_first: bool = False,
-    position: str = "learned",
+    norm_first: bool = DEFAULTS["norm_first"],
+    position: str = DEFAULTS["position"],
     output_activation: str = "softmax",
     name: str = "transformer_classifier",
 ) -> keras.Sequential:

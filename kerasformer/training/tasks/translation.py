@@ -19,7 +19,7 @@ from kerasformer.models.subword_tokenizer import (
 )
 from kerasformer.models.translator import TARGET_RESERVED, Tokenizer, Translator
 from kerasformer.models.word_tokenizer import WordTokenizer, adapted_vocabulary
-from kerasformer.registry import resolve
+from kerasformer.registry import TRANSLATION_DEFAULTS, resolve
 from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.tasks.base import Task
 from kerasformer.training.token_crossentropy import (
@@ -49,12 +49,13 @@ class TranslationTask(Task):
 
     def validate(self, config) -> None:
         super().validate(config)
-        tokenizer = config.model_options.get("tokenizer", "word")
+        options = {**TRANSLATION_DEFAULTS, **config.model_options}
+        tokenizer = options["tokenizer"]
         if tokenizer not in TOKENIZERS:
             raise KerasformerError(
                 f"unknown tokenizer {tokenizer!r}; use one of {', '.join(TOKENIZERS)}."
             )
-        require_label_smoothing(config.model_options.get("label_smoothing", 0.0))
+        require_label_smoothing(options["label_smoothing"])
         vocab_size = config.model_options.get("vocab_size")
         if tokenizer == "sentencepiece" and vocab_size is not None:
             require_subword_vocabulary_size(vocab_size)
@@ -67,9 +68,9 @@ class TranslationTask(Task):
     def build(self, config, data: TranslationData):
         model_entry = self.entry.model(config.model)
         build, defaults = resolve(model_entry.builder), resolve(model_entry.defaults)
-        options = {**defaults, **config.model_options}
-        kind = options.pop("tokenizer", "word")
-        loss = token_crossentropy(options.pop("label_smoothing", 0.0))
+        options = {**defaults, **TRANSLATION_DEFAULTS, **config.model_options}
+        kind = options.pop("tokenizer")
+        loss = token_crossentropy(options.pop("label_smoothing"))
         source, target = trained_tokenizers(
             data.splits["train"], kind, options.pop("vocab_size", None), config.seed,
             shared=options.get("tie_embeddings", False),
