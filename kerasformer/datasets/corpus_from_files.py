@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kerasformer.datasets.from_files import data_name
-from kerasformer.datasets.grouped_split import require_every_split, splits_of_files
+from kerasformer.datasets.grouped_split import held_out, require_every_split, splits_of_files
 from kerasformer.datasets.wikitext import LanguageModelData, line_tokens, text_lines
 from kerasformer.errors import KerasformerError
 from kerasformer.files.text_files import read_utf8_text
@@ -57,7 +57,7 @@ def from_text_files(
         {"train": train_file, "validation": validation_file, "test": test_file},
         corpus_lines, paragraph_numbers,
         lambda text, chosen: [text[i] for i in sorted(chosen)],  # the text's own order
-        validation_fraction, test_fraction, split_seed,
+        held_out(validation_fraction, test_fraction, split_seed),
     )  # fmt: skip
     name = name or data_name(train_file)
     words = {split: sum(len(line.split()) for line in part) for split, part in lines.items()}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,6 +22,21 @@ def require_fractions(validation_fraction: float, test_fraction: float) -> None:
             "validation_fraction and test_fraction must each be between 0 and 1 and sum to "
             f"less than 1, got {validation_fraction!r} and {test_fraction!r}."
         )
+
+
+class HeldOut(NamedTuple):
+    """How the splits without a file of their own are dealt out of the training data: the
+    shares of it they take, and the seed. Made checked by `held_out`."""
+
+    validation_fraction: float
+    test_fraction: float
+    seed: int
+
+
+def held_out(validation_fraction: float, test_fraction: float, seed: int) -> HeldOut:
+    """The `HeldOut` of a reader's arguments, refused in one line if the shares are wrong."""
+    require_fractions(validation_fraction, test_fraction)
+    return HeldOut(validation_fraction, test_fraction, seed)
 
 
 def grouped_split(
@@ -65,9 +81,7 @@ def splits_of_files(
     read: Callable[[object], object],
     group_keys: Callable[[object], Sequence[Hashable]],
     take: Callable[[object, np.ndarray], object],
-    validation_fraction: float,
-    test_fraction: float,
-    seed: int,
+    dealing: HeldOut,
 ) -> dict[str, object]:
     """A user's train, validation and test splits: each file given, read; the splits
     without a file dealt from the training file by `grouped_split`.
@@ -77,29 +91,26 @@ def splits_of_files(
         read: One file's items.
         group_keys: The items' group keys (a group lands in one split).
         take: The items at some indices, in their order.
-        validation_fraction, test_fraction, seed: How the splits without a file are dealt.
+        dealing: How the splits without a file are dealt.
     """
-    require_fractions(validation_fraction, test_fraction)
     splits = {split: read(path) for split, path in files.items() if path is not None}
-    return with_dealt_splits(splits, group_keys, take, validation_fraction, test_fraction, seed)
+    return with_dealt_splits(splits, group_keys, take, dealing)
 
 
 def with_dealt_splits(
     splits: dict[str, object],
     group_keys: Callable[[object], Sequence[Hashable]],
     take: Callable[[object, np.ndarray], object],
-    validation_fraction: float,
-    test_fraction: float,
-    seed: int,
+    dealing: HeldOut,
 ) -> dict[str, object]:
     """The three splits: those in ``splits`` (train required) as they are, the others
     dealt from train by `grouped_split`, train keeping the rest."""
     train = splits["train"]
     indices = grouped_split(
         group_keys(train),
-        0.0 if "validation" in splits else validation_fraction,
-        0.0 if "test" in splits else test_fraction,
-        seed,
+        0.0 if "validation" in splits else dealing.validation_fraction,
+        0.0 if "test" in splits else dealing.test_fraction,
+        dealing.seed,
     )
     dealt = dict(splits)
     for split, chosen in indices.items():

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from kerasformer.datasets.from_files import data_name
-from kerasformer.datasets.grouped_split import require_every_split, splits_of_files
+from kerasformer.datasets.grouped_split import held_out, require_every_split, splits_of_files
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
 from kerasformer.errors import KerasformerError
 from kerasformer.files.tables import read_table
@@ -67,7 +67,7 @@ def from_sentence_pairs(
         {"train": train_file, "validation": validation_file, "test": test_file},
         read, lambda pairs: pairs.sources,
         lambda pairs, chosen: SentencePairs(pairs.sources[chosen], pairs.targets[chosen]),
-        validation_fraction, test_fraction, split_seed,
+        held_out(validation_fraction, test_fraction, split_seed),
     )  # fmt: skip
     name = name or data_name(train_file)
     require_every_split(name, {s: len(part) for s, part in splits.items()}, "pairs", "more pairs")

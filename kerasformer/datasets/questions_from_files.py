@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kerasformer.datasets.from_files import data_name
-from kerasformer.datasets.grouped_split import require_every_split, splits_of_files
+from kerasformer.datasets.grouped_split import held_out, require_every_split, splits_of_files
 from kerasformer.datasets.squad import QuestionAnsweringData, SquadExamples, read_squad_file
 from kerasformer.errors import KerasformerError
 
@@ -47,7 +47,7 @@ def from_squad_files(
     splits = splits_of_files(
         {"train": train_file, "validation": validation_file, "test": test_file},
         read_squad_json, lambda part: part.titles, lambda part, chosen: part.take(chosen),
-        validation_fraction, test_fraction, split_seed,
+        held_out(validation_fraction, test_fraction, split_seed),
     )  # fmt: skip
     name = name or data_name(train_file)
     sizes = {split: len(part) for split, part in splits.items()}

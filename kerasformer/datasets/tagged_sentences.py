@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from kerasformer.datasets.from_files import data_name
-from kerasformer.datasets.grouped_split import require_fractions, with_dealt_splits
+from kerasformer.datasets.grouped_split import HeldOut, held_out, with_dealt_splits
 from kerasformer.datasets.splits import AlignedArrays, Splits
 from kerasformer.errors import KerasformerError
 from kerasformer.files.text_files import read_utf8_text
@@ -109,17 +109,14 @@ def from_tagged_files(
     >>> data.tag_names
     ('O', 'B-LOC', 'I-LOC', ...)
     """
-    require_fractions(validation_fraction, test_fraction)
+    dealing = held_out(validation_fraction, test_fraction, split_seed)
     files = {"train": train_file, "validation": validation_file, "test": test_file}
-    return tagging_data(
-        name or data_name(train_file), files, validation_fraction, test_fraction, split_seed
-    )
+    return tagging_data(name or data_name(train_file), files, dealing)
 
 
 def tagging_data(
-    name: str, files: dict, validation_fraction: float, test_fraction: float, seed: int,
-    notes: tuple[str, ...] = (),
-) -> TaggingData:  # fmt: skip
+    name: str, files: dict, dealing: HeldOut, notes: tuple[str, ...] = ()
+) -> TaggingData:
     """The splits of ``files`` (train required, None where not given); the ones not given
     are dealt from train by document."""
     train, converted = read_tagged_file(files["train"])
@@ -134,7 +131,7 @@ def tagging_data(
         splits,
         lambda part: part.documents if whole_documents else np.arange(len(part)),
         lambda part, chosen: part.rows(np.sort(chosen)),  # sentences in file order
-        validation_fraction, test_fraction, seed,
+        dealing,
     )  # fmt: skip
     said = tuple(f"{path}: IOB1 tags converted to IOB2" for path in converted)
     return TaggingData(name, splits, tag_names, notes + said)
@@ -315,4 +312,4 @@ def load_conll2003(
         f"no test.txt in {folder}: validation is held out of train.txt, and test is "
         "valid.txt (the official development split)",
     )  # fmt: skip
-    return tagging_data("conll2003", files, validation_fraction, 0.1, split_seed, note)
+    return tagging_data("conll2003", files, held_out(validation_fraction, 0.1, split_seed), note)
