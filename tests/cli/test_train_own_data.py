@@ -9,6 +9,7 @@ from tests.helpers.cli import assert_refused_in_one_line, run_cli
 from tests.helpers.data import (
     synthetic_squad_v2_document,
     topic_rows,
+    write_json,
     write_topic_csv,
 )
 from tests.helpers.processes import run_commands
@@ -125,11 +126,6 @@ def test_pairs_and_a_corpus_train_and_answer_in_a_fresh_process(tmp_path, monkey
         assert result["code"] == 0, result["stderr"][-3000:]
     assert len(translated["stdout"].splitlines()) == 1
     assert generated["stdout"].startswith("the cat")
-
-
-def write_json(path, document):
-    path.write_text(json.dumps(document), "utf-8")
-    return path
 
 
 def movie_review(split, i):

@@ -1,17 +1,10 @@
 """Your own SQuAD-format questions: split by article, unanswerable ones refused by name."""
 
-import json
-
 import pytest
 
 from kerasformer.datasets import from_squad_files
 from kerasformer.errors import KerasformerError
-from tests.helpers.data import synthetic_squad_document
-
-
-def write_json(path, document):
-    path.write_text(json.dumps(document), "utf-8")
-    return path
+from tests.helpers.data import synthetic_squad_document, write_json
 
 
 def test_questions_are_held_out_by_article(tmp_path):

@@ -184,3 +184,9 @@ def write_conll(path: Path, sentences) -> Path:
               for words, tags in sentences]  # fmt: skip
     path.write_text("\n".join(blocks), encoding="utf-8")
     return path
+
+
+def write_json(path: Path, document) -> Path:
+    """``document`` as a JSON file at ``path``."""
+    path.write_text(json.dumps(document), "utf-8")
+    return path

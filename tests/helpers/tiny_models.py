@@ -58,3 +58,8 @@ def tiny_text_generator() -> TextGenerator:
     )  # fmt: skip
     model = with_trained_scales(model, seed=2, end_id=2 + LM_WORDS.index("<eos>"))
     return TextGenerator(model, LM_WORDS, end_token="<eos>")
+
+
+def tiny_model() -> keras.Sequential:
+    """One Dense layer of 3 inputs and 2 outputs: weights a training callback can set."""
+    return keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])

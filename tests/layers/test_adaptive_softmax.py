@@ -10,15 +10,11 @@ import pytest
 from kerasformer.errors import KerasformerError
 from kerasformer.layers import TokenAndPositionEmbedding
 from kerasformer.layers.backend import keras, ops
+from tests.helpers.numpy_reference import log_softmax
 from tests.helpers.weights import numpy
 from tests.layers.harness import run_layer_test
 
 VOCAB, WIDTH, CUTOFFS = 23, 6, [5, 12]
-
-
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 def adaptive_layer(seed: int = 0) -> TokenAndPositionEmbedding:

@@ -3,14 +3,9 @@
 import numpy as np
 import pytest
 
-from kerasformer.backend import keras
 from kerasformer.errors import KerasformerError
 from kerasformer.training.early_stopping import BEST_WEIGHTS_FILE, EarlyStoppingOnRecords
-
-
-def tiny_model():
-    model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
-    return model
+from tests.helpers.tiny_models import tiny_model
 
 
 def weights_of_epoch(epoch):

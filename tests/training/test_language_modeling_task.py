@@ -11,13 +11,9 @@ from kerasformer.models.language_model import (
 )
 from kerasformer.training import TrainingConfig, train
 from kerasformer.training.tasks.language_modeling import strided_perplexity
+from tests.helpers.numpy_reference import log_softmax
 
 SPLITS = ("train", "validation", "test")
-
-
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 OUTPUTS = {

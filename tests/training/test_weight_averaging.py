@@ -5,10 +5,7 @@ import pytest
 
 from kerasformer.backend import keras
 from kerasformer.training.weight_averaging import EPOCH_WEIGHTS_FILE, WeightAveraging
-
-
-def tiny_model():
-    return keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+from tests.helpers.tiny_models import tiny_model
 
 
 def epoch_weights(epoch):
