@@ -25,6 +25,7 @@ TRANSFORMER_OPTIONS = frozenset(
 BERT_HANDLES = frozenset({"preprocess", "encoder"})
 # A translator's options that its task, not its model builder, takes, with their defaults.
 TRANSLATION_DEFAULTS = {"tokenizer": "word", "label_smoothing": 0.0}
+TOKENIZERS = ("word", "sentencepiece")  # a translator's: words, or SentencePiece subwords
 TRANSLATION_OPTIONS = frozenset(TRANSLATION_DEFAULTS)
 TAGGER_OPTIONS = frozenset({"vocab_size", "embed_dim", "dropout", "decoding"})
 

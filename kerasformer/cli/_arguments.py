@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 
 from kerasformer import registry
 from kerasformer.validation import (  # noqa: F401  (the command's argument types)
@@ -64,3 +65,8 @@ def dataset_name(names: tuple[str, ...]):
 
 def add_model_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL", help="directory written by `kerasformer train`")
+
+
+def reader_default(reader, option: str) -> str:
+    """``(default X)``, X the default of the file reader's argument ``option``."""
+    return f"(default {inspect.signature(reader).parameters[option].default})"

@@ -9,6 +9,7 @@ from kerasformer.cli._arguments import (
     DATASETS_BY_TASK,
     add_dataset_arguments,
     add_model_argument,
+    reader_default,
 )
 from kerasformer.cli.command import Command
 from kerasformer.cli.outputs import (
@@ -34,8 +35,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "its labels among the model's classes",
     )
     own.add_argument("--test-file", metavar="PATH", help="the examples to evaluate on")
-    own.add_argument("--text-column", metavar="COLUMNS", help="the text's column(s) (default text)")
-    own.add_argument("--label-column", metavar="COLUMN", help="the label's column (default label)")
+    from kerasformer.datasets.from_files import from_csv
+
+    own.add_argument(
+        "--text-column", metavar="COLUMNS",
+        help="the text's column(s) " + reader_default(from_csv, "text_column"),
+    )  # fmt: skip
+    own.add_argument(
+        "--label-column", metavar="COLUMN",
+        help="the label's column " + reader_default(from_csv, "label_column"),
+    )  # fmt: skip
     own.add_argument(
         "--delimiter", metavar="D", help="a CSV/TSV file's separator (default: sniffed)"
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 
 from kerasformer import registry
 from kerasformer.cli._arguments import (
@@ -16,8 +15,10 @@ from kerasformer.cli._arguments import (
     positive_float,
     positive_int,
     rate,
+    reader_default,
 )
 from kerasformer.cli.command import Command
+from kerasformer.training.acceleration import STRATEGIES
 from kerasformer.training.config import LR_SCHEDULES, default_setting
 
 # Model options: (flag, type, what it sets). Unset ones keep the model's defaults,
@@ -41,7 +42,6 @@ OPTIONS_BY_MODEL = {
 }
 
 
-STRATEGIES = ("default", "one-device", "mirrored", "multi-worker")
 # TrainingConfig's settings the command line sets by the same name; unset ones keep
 # TrainingConfig's defaults.
 RUN_SETTINGS = (
@@ -93,11 +93,6 @@ def in_words(value_by_where: dict[str, object], every_one: bool = True) -> str:
     if every_one and len({str(value) for value in value_by_where.values()}) == 1:
         return str(next(iter(value_by_where.values())))
     return ", ".join(f"{value} for {where}" for where, value in value_by_where.items())
-
-
-def reader_default(reader, option: str) -> str:
-    """``(default X)``, X the default of the file reader's argument ``option``."""
-    return f"(default {inspect.signature(reader).parameters[option].default})"
 
 
 def tasks_in_words() -> str:
@@ -322,6 +317,9 @@ def add_shared_arguments(
         "batch's longest text, or in batches of similar length (default "
         f"{input_pipeline_defaults_in_words()})",
     )  # fmt: skip
+    from kerasformer.models.entity_tagger import DECODINGS
+    from kerasformer.models.transformer_classifier import POSITIONS
+
     group = parser.add_argument_group("transformer model")
     for flag, kind, text in TRANSFORMER_OPTIONS:
         group.add_argument(flag, type=kind, help=with_model_defaults(text, flag))
@@ -341,7 +339,7 @@ def add_shared_arguments(
         "a large vocabulary",
     )  # fmt: skip
     group.add_argument(
-        "--tokenizer", choices=("word", "sentencepiece"),
+        "--tokenizer", choices=registry.TOKENIZERS,
         help="translation: lower-cased words, or SentencePiece subwords learnt from the "
         "training pairs, which keep case and spell rare words in pieces (default "
         f"{registry.TRANSLATION_DEFAULTS['tokenizer']}; --vocab-size: 15000 words or 8000 "
@@ -354,11 +352,11 @@ def add_shared_arguments(
         f"{registry.TRANSLATION_DEFAULTS['label_smoothing']})",
     )  # fmt: skip
     group.add_argument(
-        "--position", choices=("learned", "sinusoidal", "rotary", "relative"),
+        "--position", choices=tuple(POSITIONS),
         help=with_model_defaults("how the model knows word order", "--position"),
     )  # fmt: skip
     group.add_argument(
-        "--decoding", choices=("constrained", "argmax"),
+        "--decoding", choices=DECODINGS,
         help=with_model_defaults(
             "ner: tags by IOB2-constrained Viterbi or each word's best", "--decoding"
         ),

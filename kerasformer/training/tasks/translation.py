@@ -19,7 +19,7 @@ from kerasformer.models.subword_tokenizer import (
 )
 from kerasformer.models.translator import TARGET_RESERVED, Tokenizer, Translator
 from kerasformer.models.word_tokenizer import WordTokenizer, adapted_vocabulary
-from kerasformer.registry import TRANSLATION_DEFAULTS, resolve
+from kerasformer.registry import TOKENIZERS, TRANSLATION_DEFAULTS, resolve
 from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.tasks.base import Task
 from kerasformer.training.token_crossentropy import (
@@ -34,7 +34,6 @@ VOCAB_SIZE = 15_000
 SUBWORD_VOCAB_SIZE = 8_000
 # One vocabulary of both languages (--tie-embeddings): as large as the two together.
 SHARED_SUBWORD_VOCAB_SIZE = 16_000
-TOKENIZERS = ("word", "sentencepiece")
 
 
 class TranslationTask(Task):
