@@ -32,6 +32,8 @@ from curves import plot_validation_curves
 from levers import RUN_LEVERS, RUN_SETTINGS, setting_name
 from tables import markdown_table
 
+from kerasformer.registry import TOKENIZERS
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA_DIR = HERE.parent.parent / "shared" / "data" / "spa-eng"
 RESULTS = HERE / "results" / "translation.json"
@@ -56,7 +58,7 @@ def sentences_per_second(translator, sentences, beam_width: int) -> float:
 
 # The model settings a run can change, as kerasformer train names them; None: the default.
 LEVERS = (
-    ("--tokenizer", dict(choices=("word", "sentencepiece"))),
+    ("--tokenizer", dict(choices=TOKENIZERS)),
     ("--tie-embeddings", dict(action="store_true", default=None)),
     ("--label-smoothing", dict(type=float)),
     ("--vocab-size", dict(type=int)),

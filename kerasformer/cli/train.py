@@ -319,6 +319,11 @@ def add_shared_arguments(
     )  # fmt: skip
     from kerasformer.models.entity_tagger import DECODINGS
     from kerasformer.models.transformer_classifier import POSITIONS
+    from kerasformer.training.tasks.translation import (
+        SHARED_SUBWORD_VOCAB_SIZE,
+        SUBWORD_VOCAB_SIZE,
+        VOCAB_SIZE,
+    )
 
     group = parser.add_argument_group("transformer model")
     for flag, kind, text in TRANSFORMER_OPTIONS:
@@ -328,7 +333,8 @@ def add_shared_arguments(
         "--tie-embeddings", action="store_true",
         help="language-model: the output layer is the transposed input embedding; "
         "translation (with --tokenizer sentencepiece): one subword vocabulary of both "
-        "languages (16000 unless --vocab-size), whose one table embeds source and target "
+        f"languages ({SHARED_SUBWORD_VOCAB_SIZE} unless --vocab-size), whose one table "
+        "embeds source and target "
         "and gives the logits",
     )  # fmt: skip
     group.add_argument(
@@ -342,8 +348,8 @@ def add_shared_arguments(
         "--tokenizer", choices=registry.TOKENIZERS,
         help="translation: lower-cased words, or SentencePiece subwords learnt from the "
         "training pairs, which keep case and spell rare words in pieces (default "
-        f"{registry.TRANSLATION_DEFAULTS['tokenizer']}; --vocab-size: 15000 words or 8000 "
-        "subwords a language)",
+        f"{registry.TRANSLATION_DEFAULTS['tokenizer']}; --vocab-size: {VOCAB_SIZE} words or "
+        f"{SUBWORD_VOCAB_SIZE} subwords a language)",
     )  # fmt: skip
     group.add_argument(
         "--label-smoothing", type=rate,
@@ -364,6 +370,8 @@ def add_shared_arguments(
 
 
 def add_bert_arguments(bert) -> None:
+    from kerasformer.models.span_windows import LONGEST_DEFAULT_STRIDE
+
     bert.add_argument(
         "--preprocess", help="TF-Hub BERT preprocess handle: URL or directory (default: tfhub.dev)"
     )
@@ -380,8 +388,9 @@ def add_bert_arguments(bert) -> None:
     )  # fmt: skip
     bert.add_argument(
         "--doc-stride", type=positive_int,
-        help="question answering: context tokens between window starts (default 128); ner: "
-        "word pieces between the windows of a long sentence (default half a window)",
+        help="question answering: context tokens between window starts (default: half "
+        f"the context a window holds, at most {LONGEST_DEFAULT_STRIDE}); ner: word pieces "
+        "between the windows of a long sentence (default half a window)",
     )  # fmt: skip
     bert.add_argument(
         "--null-threshold", type=float, metavar="MARGIN",

@@ -312,4 +312,6 @@ def load_conll2003(
         f"no test.txt in {folder}: validation is held out of train.txt, and test is "
         "valid.txt (the official development split)",
     )  # fmt: skip
-    return tagging_data("conll2003", files, held_out(validation_fraction, 0.1, split_seed), note)
+    # Test always comes from a file here; TrainingConfig has checked validation_fraction.
+    dealing = HeldOut(validation_fraction, 0.0, split_seed)
+    return tagging_data("conll2003", files, dealing, note)

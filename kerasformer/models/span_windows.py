@@ -39,6 +39,9 @@ PIECE_DELIMITERS = r"\p{Cc}|\p{Cf}|" + BERT_DELIMITERS
 ASCII = r"[\x00-\x7f]*"
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 NOT_CONTEXT = -1
+# By default windows start half a window's context apart, and at most this far (as in
+# the BERT paper's SQuAD runs).
+LONGEST_DEFAULT_STRIDE = 128
 
 
 class SpanWindows:
@@ -87,7 +90,7 @@ class SpanWindows:
                 "or lower max_question_tokens."
             )
         if doc_stride is None:
-            doc_stride = min(128, max(1, room // 2))
+            doc_stride = min(LONGEST_DEFAULT_STRIDE, max(1, room // 2))
         require_count("doc_stride", doc_stride)
         if doc_stride > room:
             raise KerasformerError(

@@ -29,7 +29,12 @@ HASH_CHUNK = 1 << 20
 ADDED_SETTINGS = {
     "weight_decay": 0.0, "clip_norm": None, "lr_schedule": "constant", "average_last": None
 }  # fmt: skip
-ADDED_MODEL_OPTIONS = {"tie_embeddings": False}
+ADDED_MODEL_OPTIONS = {
+    "tie_embeddings": False,
+    # The classifier's: resolved into its options since they joined its DEFAULTS.
+    "norm_first": False,
+    "position": "learned",
+}
 
 
 def run_settings(config) -> dict:

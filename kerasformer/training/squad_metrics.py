@@ -74,7 +74,7 @@ def squad_scores(
     """
     require_one_for_each(
         predictions, references, ("predictions", "questions", "questions"),
-        "give one prediction per question",
+        ("give one prediction per question", "give at least one prediction"),
     )  # fmt: skip
     for number, answers in enumerate(references):
         if isinstance(answers, str) or (len(answers) == 0 and not unanswerable):

@@ -55,7 +55,8 @@ def checked_corpus(hypotheses, references) -> tuple[list[str], list[str]]:
     hypotheses, references = list(hypotheses), list(references)
     require_one_for_each(
         hypotheses, references, ("hypotheses", "references", "sentences"),
-        "pass one reference per translation, in the same order",
+        ("pass one reference per translation, in the same order",
+         "pass at least one translation"),
     )  # fmt: skip
     if not all(isinstance(text, str) for text in hypotheses + references):
         raise KerasformerError("hypotheses and references must be strings (decoded text).")

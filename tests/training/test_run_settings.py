@@ -24,6 +24,15 @@ def test_an_added_setting_away_from_its_old_value_differs():
     assert differing_settings(OLD, tied) == ["model_options"]
 
 
+def test_a_classifier_saved_before_its_position_options_were_resolved_matches_them():
+    saved = {"task": "classification", "model_options": {"embed_dim": 32}}
+    resolved = {"embed_dim": 32, "norm_first": False, "position": "learned"}
+    now = {"task": "classification", "model_options": resolved}
+    assert differing_settings(saved, now) == []
+    rotary = {"task": "classification", "model_options": {**resolved, "position": "rotary"}}
+    assert differing_settings(saved, rotary) == ["model_options"]
+
+
 def test_every_differing_name_once_in_order_including_those_on_one_side():
     saved = {**ours(), "seed": 1, "only_saved": True}
     assert differing_settings(saved, ours(seed=2, epochs=5, only_ours=0)) == [
