@@ -86,22 +86,6 @@ def require_bool(name: str, value) -> bool:
     return bool(value)
 
 
-def require_one_for_each(
-    scored: list, references: list, nouns: tuple[str, str, str], fixes: tuple[str, str]
-) -> None:
-    """Refuse a metric's inputs unless there is one reference for each scored item, and at
-    least one item. ``nouns``: the scored items, the references and the unit scored (as
-    ``("predictions", "questions", "questions")``); ``fixes``: what to pass instead when
-    the counts differ, and when there is nothing."""
-    scored_noun, reference_noun, unit = nouns
-    if len(scored) != len(references):
-        raise KerasformerError(
-            f"got {len(scored)} {scored_noun} for {len(references)} {reference_noun}; {fixes[0]}."
-        )
-    if not scored:
-        raise KerasformerError(f"no {unit} to score; {fixes[1]}.")
-
-
 def checked(convert: Callable[[str], float], accept: Callable[[float], bool], wanted: str):
     """An argparse type that converts, checks, and says what it wanted on failure."""
 

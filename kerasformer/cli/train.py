@@ -145,13 +145,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_bert_arguments(parser.add_argument_group("bert model"))
 
 
-def own_data_flags() -> tuple[tuple[str, str, str], ...]:
-    """Your own data: (flag, metavar, help); each sets the TrainingConfig setting of its
-    name (DATA_OPTIONS: the task reader's option, its default the reader's)."""
+def add_own_data_arguments(parser: argparse.ArgumentParser) -> None:
     from kerasformer.datasets.from_files import from_csv
     from kerasformer.datasets.pairs_from_files import from_sentence_pairs
 
-    return (
+    own = parser.add_argument_group(
+        "your own data (instead of --dataset)",
+        "classification: a CSV or TSV file with a header, a JSON Lines file, or a folder "
+        "with one sub-folder of .txt files per class; translation: a TSV, CSV or JSON Lines "
+        "file of sentence pairs; language-model: UTF-8 text files (or folders of .txt files)",
+    )
+    # (flag, metavar, help); each sets the TrainingConfig setting of its name (DATA_OPTIONS:
+    # the task reader's option, its default the reader's).
+    own_data_flags = (
         ("--train-file", "PATH", "the training examples"),
         ("--validation-file", "PATH",
          "validation examples (default: --validation-fraction of --train-file)"),
@@ -167,18 +173,7 @@ def own_data_flags() -> tuple[tuple[str, str, str], ...]:
         ("--target-column", "COLUMN", "translation: the translation's column "
          + reader_default(from_sentence_pairs, "target_column")),
     )  # fmt: skip
-
-
-def add_own_data_arguments(parser: argparse.ArgumentParser) -> None:
-    from kerasformer.datasets.from_files import from_csv
-
-    own = parser.add_argument_group(
-        "your own data (instead of --dataset)",
-        "classification: a CSV or TSV file with a header, a JSON Lines file, or a folder "
-        "with one sub-folder of .txt files per class; translation: a TSV, CSV or JSON Lines "
-        "file of sentence pairs; language-model: UTF-8 text files (or folders of .txt files)",
-    )
-    for flag, metavar, text in own_data_flags():
+    for flag, metavar, text in own_data_flags:
         own.add_argument(flag, metavar=metavar, help=text)
     own.add_argument(
         "--multi-label", action="store_true", default=None,
@@ -334,8 +329,7 @@ def add_shared_arguments(
         help="language-model: the output layer is the transposed input embedding; "
         "translation (with --tokenizer sentencepiece): one subword vocabulary of both "
         f"languages ({SHARED_SUBWORD_VOCAB_SIZE} unless --vocab-size), whose one table "
-        "embeds source and target "
-        "and gives the logits",
+        "embeds source and target and gives the logits",
     )  # fmt: skip
     group.add_argument(
         "--adaptive-cutoffs", type=positive_int, nargs="+", metavar="ID",

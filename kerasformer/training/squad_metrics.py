@@ -21,7 +21,6 @@ from collections import Counter
 from collections.abc import Sequence
 
 from kerasformer.errors import KerasformerError
-from kerasformer.validation import require_one_for_each
 
 PUNCTUATION = frozenset(string.punctuation)
 ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -72,10 +71,13 @@ def squad_scores(
     >>> squad_scores(["the Broncos"], [["Denver Broncos", "Broncos"]])
     {'exact_match': 100.0, 'f1': 100.0, 'questions': 1}
     """
-    require_one_for_each(
-        predictions, references, ("predictions", "questions", "questions"),
-        ("give one prediction per question", "give at least one prediction"),
-    )  # fmt: skip
+    if len(predictions) != len(references):
+        raise KerasformerError(
+            f"got {len(predictions)} predictions for {len(references)} questions; give one "
+            "prediction per question."
+        )
+    if not predictions:
+        raise KerasformerError("no questions to score; give at least one prediction.")
     for number, answers in enumerate(references):
         if isinstance(answers, str) or (len(answers) == 0 and not unanswerable):
             raise KerasformerError(

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from sacrebleu.metrics import BLEU, CHRF
 
 from kerasformer.errors import KerasformerError
-from kerasformer.validation import require_one_for_each
 
 
 def corpus_scores(
@@ -53,11 +52,13 @@ def checked_corpus(hypotheses, references) -> tuple[list[str], list[str]]:
         if isinstance(texts, str):
             raise KerasformerError(f"{name} must be a list of sentences, got one string.")
     hypotheses, references = list(hypotheses), list(references)
-    require_one_for_each(
-        hypotheses, references, ("hypotheses", "references", "sentences"),
-        ("pass one reference per translation, in the same order",
-         "pass at least one translation"),
-    )  # fmt: skip
+    if len(hypotheses) != len(references):
+        raise KerasformerError(
+            f"{len(hypotheses)} hypotheses for {len(references)} references; pass one "
+            "reference per translation, in the same order."
+        )
+    if not hypotheses:
+        raise KerasformerError("no sentences to score; pass at least one translation.")
     if not all(isinstance(text, str) for text in hypotheses + references):
         raise KerasformerError("hypotheses and references must be strings (decoded text).")
     return hypotheses, references
