@@ -1,24 +1,27 @@
 """kerasformer: transformer text classifiers, translators and language models for Keras.
 
-Importing the package registers its layers, so models that use them load again with
-``load_model``: `kerasformer.layers` in Keras 3 (``import keras``), and, when TensorFlow
-and tf-keras are installed, `kerasformer.tf_keras.layers` with the TF-Hub/BERT family,
-training, export and the command line, which all use tf-keras.
+``import kerasformer`` is light: it imports no Keras, TensorFlow or NumPy. Its
+subpackages (`kerasformer.layers`, `kerasformer.models`, `kerasformer.datasets`, ...)
+are imported on first use (PEP 562), so ``kerasformer --help`` answers in a fraction of
+a second and a Keras 3 project on JAX loads no TensorFlow.
+
+Saved models still load after ``import kerasformer`` alone: every class a saved model
+can name is registered with its Keras as soon as that Keras is imported, before or after
+kerasformer (see `kerasformer.registration`).
 """
 
-import importlib.util
+import lazy_loader
 
+from kerasformer import registration
 from kerasformer.errors import KerasformerError
-
-# Without any Keras (a device with only ai-edge-litert), `kerasformer.litert` still loads.
-if any(importlib.util.find_spec(name) for name in ("keras", "tf_keras")):
-    from kerasformer import layers
-if all(importlib.util.find_spec(name) for name in ("tensorflow", "tf_keras")):
-    # Every class a saved model can name is registered here, whatever the user imports
-    # next: Keras finds custom classes only by their registered names.
-    from kerasformer import models  # noqa: F401  (HubLayer, SpanLogitMask)
-    from kerasformer.training import distillation_loss  # noqa: F401
 
 __version__ = "0.1.0"
 
+_SUBPACKAGES = [
+    "backend", "convert", "datasets", "export", "files", "layers", "litert", "loading",
+    "models", "plots", "registry", "tf_keras", "training", "validation",
+]  # fmt: skip
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submodules=_SUBPACKAGES)
 __all__ = ["KerasformerError", "layers", "__version__"]
+
+registration.register_on_import()

@@ -12,8 +12,9 @@ Two choices are made here and nowhere else:
   ``KERASFORMER_KERAS=2`` is set before kerasformer is imported (or Keras 3 is missing),
   which makes it the tf-keras namespace, as it was before Keras 3 became the default.
 
-``keras`` and ``tf`` are imported on first use, so a machine with Keras 3 on JAX and no
-TensorFlow can still import this module for the layers.
+``keras`` and ``tf`` are imported on first use (`ModuleOnFirstUse`), so a machine with
+Keras 3 on JAX and no TensorFlow can still import this module for the layers, and the
+command line answers ``--help`` without TensorFlow.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import os
+import sys
+import types
 from collections.abc import Iterator
 
 from kerasformer.errors import KerasformerError
@@ -58,14 +61,43 @@ def _keras3_is_installed() -> bool:
 KERAS_VERSION = chosen_keras_version()
 
 
-def __getattr__(name: str):
-    if name in ("keras", "tf"):
-        import tensorflow as tf
-        import tf_keras as keras
+class ModuleOnFirstUse(types.ModuleType):
+    """A module imported when one of its attributes is first read, and not before.
 
-        globals().update(keras=keras, tf=tf)
-        return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    ``from kerasformer.backend import keras, tf`` gives these, so a kerasformer module
+    that uses TensorFlow only inside its functions imports none until one runs: the
+    command line builds its parsers and refuses bad arguments from such modules, with
+    no TensorFlow in ``sys.modules``. A module that uses ``tf`` at import time (a layer
+    class, a ``tf.function``) imports TensorFlow then, as before.
+    """
+
+    def __init__(self, name: str):
+        super().__init__(name)
+
+    def __getattr__(self, attribute: str):
+        if attribute.startswith("__") and attribute.endswith("__") and attribute != "__version__":
+            # Introspection (copy, pickle, doctest, IPython) must not import the module.
+            raise AttributeError(attribute)
+        module = importlib.import_module(self.__name__)
+        return getattr(module, attribute)
+
+    def __dir__(self) -> list[str]:
+        return dir(importlib.import_module(self.__name__))
+
+    def __repr__(self) -> str:
+        return f"<module {self.__name__!r}, imported on first use>"
+
+
+def is_tensor(value) -> bool:
+    """Whether ``value`` is a TensorFlow tensor; no value can be before TensorFlow is
+    imported, so this never imports it."""
+    tensorflow = sys.modules.get("tensorflow")
+    return tensorflow is not None and isinstance(value, tensorflow.Tensor)
+
+
+# tf-keras, as ``keras`` everywhere outside the layers, and TensorFlow.
+keras = ModuleOnFirstUse("tf_keras")
+tf = ModuleOnFirstUse("tensorflow")
 
 
 def serializable(cls):
@@ -109,7 +141,7 @@ def without_layer_traces() -> Iterator[None]:
         yield
 
 
-__all__ = [  # noqa: F822  (keras and tf come from __getattr__)
-    "ENVIRONMENT_VARIABLE", "KERAS_VERSION", "chosen_keras_version", "global_dtype_policy",
-    "keras", "serializable", "tf", "without_layer_traces",
+__all__ = [
+    "ENVIRONMENT_VARIABLE", "KERAS_VERSION", "ModuleOnFirstUse", "chosen_keras_version",
+    "global_dtype_policy", "is_tensor", "keras", "serializable", "tf", "without_layer_traces",
 ]  # fmt: skip

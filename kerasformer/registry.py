@@ -113,7 +113,7 @@ TRANSFORMER_CLASSIFIER = ModelEntry(
     input_pipelines=INPUT_PIPELINES,
     input_pipeline="bucketed",
     builder="kerasformer.models.text_classifier:TransformerTextClassifier",
-    defaults="kerasformer.models.transformer_classifier:DEFAULTS",
+    defaults="kerasformer.models.defaults:TRANSFORMER_CLASSIFIER",
 )
 BERT_CLASSIFIER = ModelEntry(
     "bert",
@@ -151,7 +151,7 @@ TASKS: dict[str, TaskEntry] = {
                     | {"vocab_size", "num_layers", "tie_embeddings"}
                     | TRANSLATION_OPTIONS,
                     builder="kerasformer.models.transformer_translator:build_transformer_translator",
-                    defaults="kerasformer.models.transformer_translator:DEFAULTS",
+                    defaults="kerasformer.models.defaults:TRANSFORMER_TRANSLATOR",
                     decoding="kerasformer.models.transformer_translator:TransformerTranslatorDecoding",
                 ),
                 ModelEntry(
@@ -159,7 +159,7 @@ TASKS: dict[str, TaskEntry] = {
                     frozenset({"vocab_size", "maxlen", "embed_dim", "units", "dropout"})
                     | TRANSLATION_OPTIONS,
                     builder="kerasformer.models.rnn_translator:build_rnn_translator",
-                    defaults="kerasformer.models.rnn_translator:DEFAULTS",
+                    defaults="kerasformer.models.defaults:RNN_TRANSLATOR",
                     decoding="kerasformer.models.rnn_translator:RnnTranslatorDecoding",
                 ),
             ),
@@ -182,7 +182,7 @@ TASKS: dict[str, TaskEntry] = {
                     TRANSFORMER_OPTIONS
                     | {"num_layers", "vocab_size", "tie_embeddings", "adaptive_cutoffs"},
                     builder="kerasformer.models.language_model:build_transformer_language_model",
-                    defaults="kerasformer.models.language_model:DEFAULTS",
+                    defaults="kerasformer.models.defaults:LANGUAGE_MODEL",
                 ),
             ),
             export_kind="language-model",
@@ -199,7 +199,7 @@ TASKS: dict[str, TaskEntry] = {
                     BERT_HANDLES | {"seq_length", "doc_stride", "null_threshold"},
                     recipes=BERT_CLASSIFIER.recipes,
                     builder="kerasformer.models.bert_question_answerer:build_bert_question_answerer",
-                    defaults="kerasformer.models.question_answerer:DEFAULTS",
+                    defaults="kerasformer.models.defaults:QUESTION_ANSWERER",
                 ),
             ),
             export_kind="question answerer",
@@ -217,20 +217,20 @@ TASKS: dict[str, TaskEntry] = {
                     "rnn",
                     TAGGER_OPTIONS | {"units"},
                     builder="kerasformer.models.sequence_tagger:build_rnn_tagger",
-                    defaults="kerasformer.models.sequence_tagger:RNN_DEFAULTS",
+                    defaults="kerasformer.models.defaults:RNN_TAGGER",
                 ),
                 ModelEntry(
                     "transformer",
                     TAGGER_OPTIONS | {"num_heads", "ff_dim", "num_layers"},
                     builder="kerasformer.models.sequence_tagger:build_transformer_tagger",
-                    defaults="kerasformer.models.sequence_tagger:TRANSFORMER_DEFAULTS",
+                    defaults="kerasformer.models.defaults:TRANSFORMER_TAGGER",
                 ),
                 ModelEntry(
                     "bert",
                     BERT_HANDLES | {"seq_length", "doc_stride", "dropout", "decoding"},
                     recipes=BERT_CLASSIFIER.recipes,
                     builder="kerasformer.models.bert_tagger:build_bert_tagger",
-                    defaults="kerasformer.models.bert_tagger:DEFAULTS",
+                    defaults="kerasformer.models.defaults:BERT_TAGGER",
                 ),
             ),
             export_kind="tagger",

@@ -63,8 +63,10 @@ def dataset_name(names: tuple[str, ...]):
     return parse
 
 
-def add_model_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", metavar="MODEL", help="directory written by `kerasformer train`")
+def add_model_argument(
+    parser: argparse.ArgumentParser, text: str = "directory written by `kerasformer train`"
+) -> None:
+    parser.add_argument("model", metavar="MODEL", help=text)
 
 
 def reader_default(reader, option: str) -> str:

@@ -137,10 +137,11 @@ def attention_maps(model: Path, text: str, second: str | None) -> list:
 
         return load_question_answerer(model).attention_maps(text, second)
     from kerasformer.files.export_files import require_intact_export
+
+    require_intact_export(model, CLASSIFIER)
     from kerasformer.loading.keras_model import load_keras_model
     from kerasformer.models import classifier_attention_maps
 
-    require_intact_export(model, CLASSIFIER)
     return classifier_attention_maps(load_keras_model(model), text, second)
 
 

@@ -56,9 +56,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def default(setting: str) -> str:
     """``(default X)`` with X as distillation's settings have it."""
-    from kerasformer.training.tasks.distillation import DistillationSettings
+    from kerasformer.training.tasks.distillation_settings import DistillationSettings
 
     return f"(default {getattr(DistillationSettings, setting)})"
 
 
-COMMAND = Command("distill", HELP, DESCRIPTION, add_arguments, train.run)
+def run(args: argparse.Namespace) -> int:
+    from kerasformer.training.tasks.distillation_settings import DistillationSettings
+
+    # The teacher is checked before `train` imports TensorFlow.
+    DistillationSettings(teacher=args.teacher).require_teacher_export()
+    return train.run(args)
+
+
+COMMAND = Command("distill", HELP, DESCRIPTION, add_arguments, run)

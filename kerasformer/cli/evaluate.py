@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from kerasformer.cli._arguments import (
@@ -65,11 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kerasformer.datasets import load_dataset
-    from kerasformer.datasets.from_files import data_name, read_labelled_file
-    from kerasformer.loading import ExportedClassifier
-    from kerasformer.plots import plot_confusion_matrix
-    from kerasformer.training import classification_metrics
+    from kerasformer.datasets.from_files import data_name
+    from kerasformer.loading.exported_classifier import ExportedClassifier
 
     require_one_source(args)
     name = f"{args.dataset} {args.split}" if args.dataset else data_name(args.test_file)
@@ -88,6 +86,11 @@ def run(args: argparse.Namespace) -> int:
             "class per text. Its micro and macro F1 on validation and test are in its "
             "metrics.json."
         )
+    from kerasformer.datasets import load_dataset
+    from kerasformer.datasets.from_files import read_labelled_file
+    from kerasformer.plots import plot_confusion_matrix
+    from kerasformer.training.evaluation import classification_metrics
+
     if args.dataset:
         data = load_dataset(args.dataset, args.data_dir)
         require_same_classes(classifier.class_names, data.class_names, args.dataset)
@@ -119,6 +122,11 @@ def require_one_source(args: argparse.Namespace) -> None:
         )
     if args.test_file is None and (args.text_column or args.label_column or args.delimiter):
         raise KerasformerError("--text-column, --label-column and --delimiter go with --test-file.")
+    if args.test_file is not None and not os.path.exists(args.test_file):
+        raise KerasformerError(
+            f"--test-file {args.test_file} does not exist; check the path (relative to "
+            f"{os.getcwd()})."
+        )
     if args.dataset is not None and args.dataset.startswith("tfds:"):
         raise KerasformerError(
             "evaluate reads kerasformer's named datasets or --test-file; for a TFDS dataset, "

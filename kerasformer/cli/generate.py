@@ -40,8 +40,8 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_argument(parser)
     add_input_arguments(parser, "PROMPT", "prompt to continue")
+    from kerasformer.models.defaults import DEFAULT_MAX_TOKENS
     from kerasformer.models.generation import DEFAULT_SAMPLING as SAMPLING
-    from kerasformer.models.language_model import DEFAULT_MAX_TOKENS
 
     parser.add_argument(
         "--max-tokens", type=positive_int, default=DEFAULT_MAX_TOKENS,

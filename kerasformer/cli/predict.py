@@ -14,12 +14,14 @@ from kerasformer.cli.inputs import (
     read_inputs,
     records_for,
 )
+from kerasformer.litert.files import is_litert_model
 
 DESCRIPTION = (
     """\
-Classify texts with an exported model. Each TEXT is one text; '-' (at most once) reads
-one text per line from standard input at that place in the order, and --input-file one
-per line of a file, after them. Every input, blank lines included, gets exactly one
+Classify texts with an exported model, or with its LiteRT model (MODEL.tflite, run
+without TensorFlow). Each TEXT is one text; '-' (at most once) reads one text per line
+from standard input at that place in the order, and --input-file one per line of a file,
+after them. Every input, blank lines included, gets exactly one
 record, in input order: two table lines, or with --json one JSON line whose "status" is
 "ok", "warning" or "error" (with a "message").
 
@@ -38,18 +40,27 @@ NO_KNOWN_WORDS = (
 
 
 HELP = "classify texts with an exported model"
+LITERT_MODEL_HELP = (
+    "directory written by `kerasformer train`, or a NAME.tflite file written by "
+    "`kerasformer export-litert` (run by LiteRT, without TensorFlow)"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_model_argument(parser)
+    add_model_argument(parser, LITERT_MODEL_HELP)
     add_input_arguments(parser, "TEXT", "text")
 
 
 def run(args: argparse.Namespace) -> int:
-    from kerasformer.loading import ExportedClassifier
-
     inputs = read_inputs(args.texts, args.input_file)
-    classifier = ExportedClassifier(args.model)
+    if is_litert_model(args.model):  # LiteRT alone: no TensorFlow
+        from kerasformer.litert.classifier import LiteRTClassifier
+
+        classifier = LiteRTClassifier(args.model)
+    else:
+        from kerasformer.loading.exported_classifier import ExportedClassifier
+
+        classifier = ExportedClassifier(args.model)
     records = classify_inputs(classifier, inputs)
     return print_records(inputs, records, args.json, table_entry)
 

@@ -15,10 +15,13 @@ from kerasformer.cli.inputs import (
     records_for,
 )
 from kerasformer.cli.outputs import add_overwrite_argument, require_output_file, save_picture
+from kerasformer.cli.predict import LITERT_MODEL_HELP
+from kerasformer.litert.files import is_litert_model
 
 HELP = "mark named entities with a model from `train --task ner`"
 DESCRIPTION = (
-    "Print each TEXT with its entities marked as [text]TYPE, one line each, or with "
+    "MODEL is a tagger's export, or its LiteRT model (MODEL.tflite, run without "
+    "TensorFlow). Print each TEXT with its entities marked as [text]TYPE, one line each, or with "
     "--json its words, tags and entities (character offsets, end exclusive, and the mean "
     "probability of the entity's tags). '-' reads one text per line of standard input, "
     "--input-file one per line of a file. --plot draws the first text with its "
@@ -27,19 +30,24 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_model_argument(parser)
+    add_model_argument(parser, LITERT_MODEL_HELP)
     add_input_arguments(parser, "TEXT", "text to tag")
     parser.add_argument("--plot", metavar="PNG", help="draw the first text's entities here")
     add_overwrite_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kerasformer.loading.tagger import load_tagger
-
     if args.plot:
         require_output_file(args.plot, "--plot", args.overwrite)
     inputs = read_inputs(args.texts, args.input_file, noun="text")
-    tagger = load_tagger(args.model)
+    if is_litert_model(args.model):  # LiteRT alone: no TensorFlow
+        from kerasformer.litert.tagger import LiteRTTagger
+
+        tagger = LiteRTTagger(args.model)
+    else:
+        from kerasformer.loading.tagger import load_tagger
+
+        tagger = load_tagger(args.model)
     records = records_for(inputs, tagger.tag)
     status = print_records(inputs, records, args.json, marked_text)
     if args.plot and records[0]["status"] == "ok":

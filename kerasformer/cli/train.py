@@ -312,13 +312,13 @@ def add_shared_arguments(
         "batch's longest text, or in batches of similar length (default "
         f"{input_pipeline_defaults_in_words()})",
     )  # fmt: skip
-    from kerasformer.models.entity_tagger import DECODINGS
-    from kerasformer.models.transformer_classifier import POSITIONS
-    from kerasformer.training.tasks.translation import (
+    from kerasformer.models.defaults import CLASSIFIER_POSITIONS as POSITIONS
+    from kerasformer.models.defaults import (
+        DECODINGS,
         SHARED_SUBWORD_VOCAB_SIZE,
         SUBWORD_VOCAB_SIZE,
-        VOCAB_SIZE,
     )
+    from kerasformer.models.defaults import TRANSLATION_VOCAB_SIZE as VOCAB_SIZE
 
     group = parser.add_argument_group("transformer model")
     for flag, kind, text in TRANSFORMER_OPTIONS:
@@ -364,7 +364,7 @@ def add_shared_arguments(
 
 
 def add_bert_arguments(bert) -> None:
-    from kerasformer.models.span_windows import LONGEST_DEFAULT_STRIDE
+    from kerasformer.models.defaults import LONGEST_DEFAULT_STRIDE
 
     bert.add_argument(
         "--preprocess", help="TF-Hub BERT preprocess handle: URL or directory (default: tfhub.dev)"
@@ -400,12 +400,7 @@ def add_bert_arguments(bert) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tabulate import tabulate
-
-    from kerasformer.training import TrainingConfig, train
-    from kerasformer.training.run_settings import SETTINGS_FILE
-    from kerasformer.training.tasks import task_named
-    from kerasformer.training.trainer import HISTORY_FILE, HISTORY_PLOT_FILE, METRICS_FILE
+    from kerasformer.training.config import TrainingConfig
 
     if args.train_file is not None and args.dataset is not None:
         from kerasformer.errors import KerasformerError
@@ -435,6 +430,14 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.config:
         warn_of_changed_data(args.config, config)
+    config.require_paths_exist()
+    # Only now, with every setting checked, TensorFlow and the task are imported.
+    from tabulate import tabulate
+
+    from kerasformer.training.run_settings import SETTINGS_FILE
+    from kerasformer.training.tasks import task_named
+    from kerasformer.training.trainer import HISTORY_FILE, HISTORY_PLOT_FILE, METRICS_FILE, train
+
     result = train(config)
     if result.interrupted:
         print("Training was interrupted; the model as trained so far is evaluated and exported.")
@@ -467,8 +470,7 @@ def saved_settings(args: argparse.Namespace) -> dict:
         return {}
     import dataclasses
 
-    from kerasformer.training import TrainingConfig
-    from kerasformer.training.config import DISTILLATION_KEYWORDS
+    from kerasformer.training.config import DISTILLATION_KEYWORDS, TrainingConfig
     from kerasformer.training.run_settings import DATA_FILES, VERSION, read_run_settings
 
     known = {field.name for field in dataclasses.fields(TrainingConfig)}

@@ -17,7 +17,7 @@ from kerasformer.cli.inputs import (
     with_problems,
 )
 from kerasformer.cli.outputs import add_overwrite_argument, require_output_file, save_picture
-from kerasformer.models.translator import GREEDY
+from kerasformer.models.defaults import GREEDY
 
 HELP = "translate sentences with a model from `train --task translation`"
 DESCRIPTION = (

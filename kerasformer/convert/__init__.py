@@ -1,5 +1,10 @@
-"""Converting checkpoints in: pretrained weights from other formats as TF-Hub BERT models."""
+"""Converting checkpoints in: pretrained weights from other formats as TF-Hub BERT models.
 
-from kerasformer.convert.convert_bert import HubBert, convert_bert
+Names are imported on first use (PEP 562).
+"""
 
-__all__ = ["HubBert", "convert_bert"]
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__, submod_attrs={"convert_bert": ["HubBert", "convert_bert"]}
+)

@@ -42,7 +42,7 @@ ACTIVATIONS = {
     "gelu": lambda x: keras.activations.gelu(x, approximate=False),
     "gelu_new": lambda x: keras.activations.gelu(x, approximate=True),
     "gelu_pytorch_tanh": lambda x: keras.activations.gelu(x, approximate=True),
-    "relu": keras.activations.relu,
+    "relu": lambda x: keras.activations.relu(x),
 }
 # Encoder compute dtype -> the Keras dtype policy it is built under (weights stay float32).
 COMPUTE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16"}

@@ -34,7 +34,6 @@ from kerasformer.litert.files import (
 from kerasformer.loading.exported_classifier import ExportedClassifier
 from kerasformer.loading.keras_model import load_keras_model
 from kerasformer.loading.tagger import load_tagger
-from kerasformer.models.text_classifier import TextClassifier
 
 
 def export_litert(
@@ -82,6 +81,8 @@ def signature_module(export_dir: Path) -> tuple[tf.Module, dict, list[str] | Non
 
 def classifier_module(export_dir: Path) -> tuple[tf.Module, dict, list[str]]:
     """The classifier on token ids (int32, any batch and length), as a module to convert."""
+    from kerasformer.models.text_classifier import TextClassifier
+
     exported = ExportedClassifier(export_dir)
     on_ids = TextClassifier.of(load_keras_model(export_dir)).word_id_model()
     module = tf.Module()

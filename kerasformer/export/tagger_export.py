@@ -26,7 +26,7 @@ from kerasformer.files.text_files import write_settings
 from kerasformer.loading.tagger import SETTINGS_FILE
 from kerasformer.models.entity_tagger import EntityTagger
 from kerasformer.models.iob_tags import tag_type, viterbi_tf
-from kerasformer.models.word_spans import WordSplitter
+from kerasformer.models.word_splitter import WordSplitter
 
 
 class TaggerServing(tf.Module):

@@ -91,16 +91,19 @@ def require_readable_variables(export_dir: Path) -> None:
         raise damaged(shards[0] if len(shards) == 1 else export_dir / "variables") from None
 
 
-def require_hub_handles(keras_file: Path) -> None:
+def require_hub_handles(keras_file: Path) -> list[tuple[str, str]]:
     """Every local TF-Hub model a ``model.keras`` names must still be where it was.
 
     Read from the archive's configuration before Keras loads it, so that a moved or
     deleted preprocess model or encoder is named, not reported as a Keras error.
+    Returns (layer name, handle) of each (none: the model needs no TF-Hub to load).
     """
     with zipfile.ZipFile(keras_file) as archive:
         config = json.loads(archive.read("config.json"))
-    for layer_name, handle in hub_handles(config):
+    handles = hub_handles(config)
+    for layer_name, handle in handles:
         require_handle_present(keras_file.parent, layer_name, handle)
+    return handles
 
 
 def require_handle_present(export_dir: Path, role: str, handle: str) -> None:
@@ -154,11 +157,11 @@ def variables_data_files(export_dir: Path) -> list[Path]:
     return [directory / f"variables.data-{shard:05d}-of-{total:05d}" for shard in range(total)]
 
 
-def require_parsable_saved_model(path: Path) -> None:
+def require_parsable_saved_model(path: Path):
     """saved_model.pb must parse whole, with its object graph and serving signature.
 
     The object graph is the last field written, so a file cut at a field boundary
-    (which still parses) lacks it.
+    (which still parses) lacks it. Returns the parsed ``SavedModel`` message.
     """
     from google.protobuf.message import DecodeError
     from tensorflow.core.protobuf import saved_model_pb2
@@ -176,6 +179,24 @@ def require_parsable_saved_model(path: Path) -> None:
             f"{path} has no serving_default signature, so kerasformer did not export it; "
             + REEXPORT
         )
+    return saved_model
+
+
+def import_op_libraries(saved_model) -> None:
+    """Make the ops a parsed SavedModel's graph uses known to TensorFlow before it loads.
+
+    TensorFlow knows TF Text's ops (BERT's preprocess models) only once ``tensorflow_text``
+    is imported; an export of a from-scratch model uses core ops alone and skips that
+    import, which costs most of a second.
+    """
+    from tensorflow.python.framework import op_def_registry
+
+    graph = saved_model.meta_graphs[0].graph_def
+    functions = {function.signature.name for function in graph.library.function}
+    ops = {node.op for node in graph.node}
+    ops.update(node.op for function in graph.library.function for node in function.node_def)
+    if any(op not in functions and op_def_registry.get(op) is None for op in ops):
+        import tensorflow_text  # noqa: F401
 
 
 def require_intact_keras_file(path: Path) -> None:

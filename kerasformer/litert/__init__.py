@@ -1,14 +1,20 @@
 """On-device runners: ``.tflite`` exports (``kerasformer export-litert``) run with LiteRT.
 
-`LiteRTClassifier` needs only NumPy and ``ai-edge-litert``, no TensorFlow;
-`kerasformer.litert.tagger.LiteRTTagger` reads words and entities with kerasformer's
-tagging code, so it imports TensorFlow's Python package (LiteRT still runs the model).
+`LiteRTClassifier` and `LiteRTTagger` need only NumPy and ``ai-edge-litert``, no
+TensorFlow.
 The writer is `kerasformer.export.litert_export`.
+Names are imported on first use (PEP 562).
 """
 
-from kerasformer.litert.classifier import LiteRTClassifier
-from kerasformer.litert.files import LiteRTFiles
-from kerasformer.litert.runtime import RUNTIMES, signature_runner
-from kerasformer.litert.word_ids import WordIds
+import lazy_loader
 
-__all__ = ["RUNTIMES", "LiteRTClassifier", "LiteRTFiles", "WordIds", "signature_runner"]
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "classifier": ["LiteRTClassifier"],
+        "files": ["LiteRTFiles"],
+        "runtime": ["RUNTIMES", "signature_runner"],
+        "tagger": ["LiteRTTagger"],
+        "word_ids": ["WordIds"],
+    },
+)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -11,6 +12,13 @@ from kerasformer.errors import KerasformerError
 from kerasformer.litert.files import CLASSIFIER, LiteRTFiles
 from kerasformer.litert.runtime import signature_runner
 from kerasformer.litert.word_ids import UNKNOWN_ID, WordIds
+
+
+class LiteRTPredictions(NamedTuple):
+    """What the model says about a batch of texts, one entry per text."""
+
+    probabilities: np.ndarray  # (texts, classes)
+    known_tokens: np.ndarray  # (texts,) how many of the text's words are in the vocabulary
 
 
 class LiteRTClassifier:
@@ -42,8 +50,9 @@ class LiteRTClassifier:
         self.word_ids = WordIds(files.read_vocabulary(settings), settings["max_length"])
         self._run = signature_runner(files.model, runtime, num_threads)
 
-    def classify(self, texts: Sequence[str], batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
-        """``probabilities`` ``(texts, classes)`` and ``known_tokens`` ``(texts,)``.
+    def classify(self, texts: Sequence[str], batch_size: int = 64) -> LiteRTPredictions:
+        """``probabilities`` ``(texts, classes)`` and ``known_tokens`` ``(texts,)``, as
+        `kerasformer.loading.ExportedClassifier.classify` gives them.
 
         A text with no known word (0 in ``known_tokens``) gets a guess; an empty one is
         read as one unknown word, as the SavedModel reads it.
@@ -57,7 +66,7 @@ class LiteRTClassifier:
             known.append((ids > UNKNOWN_ID).sum(axis=1))
             ids[:, 0] = np.where(ids[:, 0] == 0, UNKNOWN_ID, ids[:, 0])
             probabilities.append(self._run(token_ids=ids)["probabilities"])
-        return np.concatenate(probabilities), np.concatenate(known)
+        return LiteRTPredictions(np.concatenate(probabilities), np.concatenate(known))
 
     def predict_proba(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """Class probabilities, one row per text."""

@@ -28,6 +28,12 @@ QUANTIZATIONS = ("dynamic", "float16", "none")
 VOCABULARY_SHA256 = "vocabulary_sha256"
 
 
+def is_litert_model(path: str | Path) -> bool:
+    """Whether ``path`` names a LiteRT model (``NAME.tflite``) rather than an export
+    directory; the commands that serve both read it with `kerasformer.litert`."""
+    return str(path).lower().endswith(".tflite")
+
+
 def vocabulary_fingerprint(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -8,15 +8,15 @@ import numpy as np
 
 from kerasformer.litert.files import TAGGER, LiteRTFiles
 from kerasformer.litert.runtime import signature_runner
-from kerasformer.models.sequence_tagger import SequenceTagger
+from kerasformer.models.word_tagger import WordTagger
 
 
-class LiteRTTagger(SequenceTagger):
+class LiteRTTagger(WordTagger):
     """A ``.tflite`` from-scratch tagger: `SequenceTagger`'s words, decoding and entities,
-    its model run by LiteRT one sentence at a time.
+    its model run by LiteRT one sentence at a time, with no TensorFlow.
 
     The model maps ``word_ids`` ``(1, words)`` and ``char_ids`` ``(1, words, characters)``
-    (int32, as `SequenceTagger` makes them) to ``probabilities`` ``(1, words, tags)``.
+    (int32, as `WordTagger` makes them) to ``probabilities`` ``(1, words, tags)``.
     One sentence per call: a BiLSTM over a batch of varying lengths needs TensorFlow ops
     LiteRT lacks, and a device tags one text at a time.
 
@@ -34,8 +34,8 @@ class LiteRTTagger(SequenceTagger):
     def __init__(self, model: str | Path, runtime: str = "litert", num_threads: int | None = None):
         files = LiteRTFiles(Path(model))
         settings = files.read_settings(TAGGER)["tagger"]
-        super().__init__(None, settings["words"], settings["characters"],
-                         settings["tag_names"], settings["decoding"])  # fmt: skip
+        super().__init__(settings["words"], settings["characters"], settings["tag_names"],
+                         settings["decoding"])  # fmt: skip
         self._run = signature_runner(files.model, runtime, num_threads)
 
     def probabilities(self, sentences, batch_size: int = 1) -> list[np.ndarray]:

@@ -1,18 +1,18 @@
-"""Reading exports: every kind of export kerasformer writes, loaded back and checked whole."""
+"""Reading exports: every kind of export kerasformer writes, loaded back and checked whole.
 
-from kerasformer.loading.exported_classifier import ExportedClassifier, Predictions
-from kerasformer.loading.generator import load_generator
-from kerasformer.loading.keras_model import load_keras_model
-from kerasformer.loading.question_answerer import load_question_answerer
-from kerasformer.loading.tagger import load_tagger
-from kerasformer.loading.translator import load_translator
+Names are imported on first use (PEP 562), so a reader loads only what its export needs.
+"""
 
-__all__ = [
-    "ExportedClassifier",
-    "Predictions",
-    "load_generator",
-    "load_keras_model",
-    "load_question_answerer",
-    "load_tagger",
-    "load_translator",
-]
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "exported_classifier": ["ExportedClassifier", "Predictions"],
+        "generator": ["load_generator"],
+        "keras_model": ["load_keras_model"],
+        "question_answerer": ["load_question_answerer"],
+        "tagger": ["load_tagger"],
+        "translator": ["load_translator"],
+    },
+)

@@ -16,6 +16,7 @@ from kerasformer.files.export_files import (
     SAVED_MODEL_FILE,
     VARIABLES_INDEX,
     damaged,
+    import_op_libraries,
     require_parsable_saved_model,
     require_saved_model_files,
     variables_data_files,
@@ -144,9 +145,7 @@ def load_serving_function(export_dir: Path):
     """The ``serving_default`` function, loading the export's parts one step at a time."""
     # BERT preprocess models use tensorflow_text's ops, which TensorFlow knows only once
     # the package is imported; without them every BERT export fails to load.
-    import tensorflow_text  # noqa: F401
-
-    require_parsable_saved_model(export_dir / SAVED_MODEL_FILE)
+    import_op_libraries(require_parsable_saved_model(export_dir / SAVED_MODEL_FILE))
     try:
         tf.train.load_checkpoint(str(export_dir / "variables" / "variables"))
     except (tf.errors.OpError, ValueError):

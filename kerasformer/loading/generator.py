@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kerasformer.files.export_files import require_intact_export
 from kerasformer.files.export_kind import LANGUAGE_MODEL
 from kerasformer.files.text_files import read_lines, read_settings
 from kerasformer.loading.keras_model import load_keras_model
-from kerasformer.models.language_model import TextGenerator
+
+if TYPE_CHECKING:
+    from kerasformer.models.language_model import TextGenerator
 
 SETTINGS_FILE = "generator.json"
 VOCABULARY_FILE = "vocabulary.txt"
@@ -18,5 +21,8 @@ def load_generator(directory: str | Path) -> TextGenerator:
     """The `TextGenerator` that `write_generator` exported to ``directory``."""
     directory = require_intact_export(directory, LANGUAGE_MODEL)
     settings = read_settings(directory, SETTINGS_FILE, "language model", "language-model")
+    # The export is checked before TensorFlow is imported.
+    from kerasformer.models.language_model import TextGenerator
+
     model = load_keras_model(directory)
     return TextGenerator(model, read_lines(directory / VOCABULARY_FILE), settings["end_token"])

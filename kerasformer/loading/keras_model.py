@@ -19,27 +19,29 @@ def load_keras_model(export_dir: str | Path) -> keras.Model:
     classifier's ``model.keras`` refers to its preprocess and encoder by their handles,
     which must still exist.
     """
-    import tensorflow_hub as hub
-    import tensorflow_text  # noqa: F401  (ops of BERT preprocess models)
-
-    import kerasformer.models.bert_classifier  # noqa: F401
-
-    # Register kerasformer's layers, HubLayer included, for loading by name.
-    import kerasformer.tf_keras.layers  # noqa: F401
-
     path = Path(export_dir) / KERAS_FILE
     if not path.is_file():
         raise KerasformerError(
             f"{export_dir} has no {KERAS_FILE}; pass a directory written by `kerasformer train`."
         )
     require_intact_keras_file(path)
-    require_hub_handles(path)
+    custom_objects = hub_custom_objects() if require_hub_handles(path) else {}
+    # kerasformer's classes are registered by name as tf-keras loads
+    # (`kerasformer.registration`).
     try:
-        # BERT classifiers exported before HubLayer existed hold plain hub.KerasLayer
-        # layers, which Keras cannot find by name. Not HubLayer: their weights are
-        # stored under the class's own name.
-        return keras.models.load_model(
-            path, compile=False, custom_objects={"KerasLayer": hub.KerasLayer}
-        )
+        return keras.models.load_model(path, compile=False, custom_objects=custom_objects)
     except (OSError, ValueError, TypeError) as error:
         raise KerasformerError(f"cannot load {path}: {' '.join(str(error).split())}") from None
+
+
+def hub_custom_objects() -> dict:
+    """What a model with TF-Hub layers needs to load; only such a model imports TF-Hub."""
+    import tensorflow_hub as hub
+    import tensorflow_text  # noqa: F401  (ops of BERT preprocess models)
+
+    import kerasformer.models.hub_layer  # noqa: F401  (registers HubLayer)
+
+    # BERT classifiers exported before HubLayer existed hold plain hub.KerasLayer layers,
+    # which Keras cannot find by name. Not HubLayer: their weights are stored under the
+    # class's own name.
+    return {"KerasLayer": hub.KerasLayer}

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kerasformer.files.export_files import require_handle_present, require_intact_export
 from kerasformer.files.export_kind import QUESTION_ANSWERER
 from kerasformer.files.text_files import read_settings
 from kerasformer.loading.keras_model import load_keras_model
-from kerasformer.models.question_answerer import QuestionAnswerer, load_preprocess
+
+if TYPE_CHECKING:
+    from kerasformer.models.question_answerer import QuestionAnswerer
 
 SETTINGS_FILE = "question_answerer.json"
 
@@ -23,6 +26,9 @@ def load_question_answerer(directory: str | Path) -> QuestionAnswerer:
     settings = read_settings(directory, SETTINGS_FILE, "question answerer", "question-answering")
     preprocess = settings.pop("preprocess")
     require_handle_present(directory, "preprocess", preprocess)
+    # The export is checked before TensorFlow is imported.
+    from kerasformer.models.question_answerer import QuestionAnswerer, load_preprocess
+
     model = load_keras_model(directory)
     return QuestionAnswerer(
         model,

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kerasformer.errors import KerasformerError
 from kerasformer.files.export_files import require_intact_export
 from kerasformer.files.export_kind import TRANSLATOR
 from kerasformer.files.text_files import read_lines, read_settings
 from kerasformer.loading.keras_model import load_keras_model
-from kerasformer.models.subword_tokenizer import SubwordTokenizer
-from kerasformer.models.translator import Translator
+
+if TYPE_CHECKING:
+    from kerasformer.models.translator import Translator
 
 SETTINGS_FILE = "translator.json"
 SOURCE_VOCABULARY_FILE = "source_vocabulary.txt"
@@ -23,6 +25,10 @@ def load_translator(directory: str | Path, cached: bool = True) -> Translator:
     """The `Translator` that `write_translator` exported to ``directory``."""
     directory = require_intact_export(directory, TRANSLATOR)
     settings = read_settings(directory, SETTINGS_FILE, "translator", "translation")
+    # The export is checked before TensorFlow is imported.
+    from kerasformer.models.subword_tokenizer import SubwordTokenizer
+    from kerasformer.models.translator import Translator
+
     model = load_keras_model(directory)
     if settings.get("tokenizer", "word") == "sentencepiece":
         source, target = (

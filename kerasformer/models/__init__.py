@@ -1,92 +1,24 @@
-"""Ready-made models: classifiers by name, translators, a language model, and decoding."""
+"""Ready-made models: classifiers by name, translators, a language model, and decoding.
 
-from __future__ import annotations
+Names are imported on first use (PEP 562), so ``import kerasformer.models`` alone imports
+no Keras.
+"""
 
-from collections.abc import Callable, Iterable
+import lazy_loader
 
-from kerasformer.backend import keras, tf
-from kerasformer.errors import KerasformerError
-from kerasformer.models import bert_question_answerer  # noqa: F401  (registers SpanLogitMask)
-from kerasformer.models.attention_maps import AttentionMap
-from kerasformer.models.bert_classifier import build_bert_classifier
-from kerasformer.models.text_classifier import TextClassifier
-from kerasformer.models.transformer_classifier import (
-    adapt_vectorizer,
-    attention_weights,
-    build_transformer_classifier,
-    padding_free_classifier,
-    text_vectorizer,
-    token_id_classifier,
-)
-from kerasformer.registry import TASKS, resolve
-
-CLASSIFICATION = TASKS["classification"]
-# Name to builder, for one release: kerasformer.registry names every model now.
-MODELS = {entry.name: resolve(entry.builder).build for entry in CLASSIFICATION.models}
-
-
-def build_text_classifier(
-    name: str, num_classes: int, train_texts: Iterable[str], **options
-) -> TextClassifier:
-    """Build a classifier of the family ``name`` names in `kerasformer.registry`.
-
-    Vocabularies come from ``train_texts``. The result knows its family: how to run it
-    on strings, train it on token ids, count its known words and show its attention.
-    """
-    if name not in CLASSIFICATION.model_names:
-        raise KerasformerError(
-            f"unknown model {name!r}; choose one of: {', '.join(sorted(MODELS))}."
-        )
-    try:
-        return resolve(CLASSIFICATION.model(name).builder).build(
-            num_classes, train_texts, **options
-        )
-    except (TypeError, ValueError) as error:
-        raise KerasformerError(f"cannot build model {name!r}: {error}") from error
-
-
-def build_classifier(
-    name: str, num_classes: int, train_texts: Iterable[str], **options
-) -> keras.Model:
-    """Build a classifier by name, ready to compile; vocabularies come from ``train_texts``."""
-    return build_text_classifier(name, num_classes, train_texts, **options).model
-
-
-def classifier_attention_maps(
-    model: keras.Model, text: str, second: str | None = None
-) -> list[AttentionMap]:
-    """Every attention of a classifier for one text: BERT's encoder, or the blocks of the
-    from-scratch transformer. ``second`` (a sentence pair) is for BERT only."""
-    return TextClassifier.of(model).attention_maps(text, second)
-
-
-def has_text_vectorizer(model: keras.Model) -> bool:
-    return TextClassifier.of(model).family == "transformer"
-
-
-def string_classifier(model: keras.Model) -> Callable[[tf.Tensor], tf.Tensor]:
-    """The fastest way to run ``model`` on a batch of strings, with the same results.
-
-    Models with their own vectorizer skip shared padding; BERT models pack texts in
-    length-sorted chunks to their own length; others are called as they are.
-    """
-    return TextClassifier.of(model).string_function()
-
-
-__all__ = [
-    "MODELS",
-    "AttentionMap",
-    "classifier_attention_maps",
-    "adapt_vectorizer",
-    "attention_weights",
-    "build_bert_classifier",
-    "build_classifier",
-    "build_text_classifier",
-    "TextClassifier",
-    "build_transformer_classifier",
-    "has_text_vectorizer",
-    "padding_free_classifier",
-    "string_classifier",
-    "text_vectorizer",
-    "token_id_classifier",
-]
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "attention_maps": ["AttentionMap"],
+        "bert_classifier": ["build_bert_classifier"],
+        "classifiers": [
+            "MODELS", "build_classifier", "build_text_classifier",
+            "classifier_attention_maps", "has_text_vectorizer", "string_classifier",
+        ],
+        "text_classifier": ["TextClassifier"],
+        "transformer_classifier": [
+            "adapt_vectorizer", "attention_weights", "build_transformer_classifier",
+            "padding_free_classifier", "text_vectorizer", "token_id_classifier",
+        ],
+    },
+)  # fmt: skip

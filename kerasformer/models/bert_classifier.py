@@ -7,9 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-import tensorflow_hub as hub
-
-from kerasformer.backend import keras, serializable, tf
+from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.models.attention_maps import bert_attention_map
 from kerasformer.models.bert_packing import (
@@ -17,6 +15,7 @@ from kerasformer.models.bert_packing import (
     BertInputPacker,
     in_length_sorted_chunks,
 )
+from kerasformer.models.hub_layer import COMPILES_GRADIENT_ONCE, HubLayer  # noqa: F401
 from kerasformer.models.transformer_classifier import require_output_activation
 from kerasformer.network import is_url, require_reachable
 from kerasformer.validation import is_whole_number
@@ -78,37 +77,6 @@ def build_bert_classifier(
         num_classes, activation=output_activation, dtype="float32", name="probabilities"
     )(pooled)
     return keras.Model(text, probabilities, name=name)
-
-
-# An encoder SavedModel's variable saying its gradient compiles once under XLA; only
-# `kerasformer convert-bert`'s encoders have it (`GatheredPositionEmbedding` says why).
-COMPILES_GRADIENT_ONCE = "xla_compiles_gradient_once"
-
-
-@serializable
-class HubLayer(hub.KerasLayer):
-    """``hub.KerasLayer`` registered as ``kerasformer>HubLayer``, so saved models reload.
-
-    Keras finds a plain ``KerasLayer`` in a ``model.keras`` by name only when the caller
-    passes it in ``custom_objects``; registered, it loads after ``import kerasformer``.
-    ``hub.KerasLayer.get_config`` already round-trips the handle, ``trainable`` and the
-    output keys, so nothing else is needed here.
-    """
-
-    def __init__(self, handle, **kwargs):
-        # BERT preprocess models use tensorflow_text's ops, which exist in this process
-        # only once the package is imported; loading the handle would fail without them.
-        import tensorflow_text  # noqa: F401
-
-        super().__init__(handle, **kwargs)
-
-    @property
-    def xla_compiles_gradient_once(self) -> bool:
-        """Whether XLA compiles a training step through this SavedModel once, rather than
-        at every step, as its writer says (`COMPILES_GRADIENT_ONCE`). tfhub.dev's BERT
-        encoders say nothing; they slice their position embeddings, which recompiles."""
-        marker = getattr(self.resolved_object, COMPILES_GRADIENT_ONCE, None)
-        return marker is not None and bool(marker.numpy())
 
 
 def hub_layer(handle: str | Path, name: str, trainable: bool) -> HubLayer:

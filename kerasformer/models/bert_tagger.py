@@ -15,6 +15,7 @@ import numpy as np
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.models import defaults
 from kerasformer.models.bert_classifier import (
     ENCODER_LAYER,
     ONLINE_ENCODER,
@@ -25,7 +26,7 @@ from kerasformer.models.entity_tagger import EntityTagger
 from kerasformer.models.span_windows import ENCODER_INPUTS
 from kerasformer.models.word_piece_windows import WordPieceWindows, ragged_words, word_logits
 
-DEFAULTS = {"seq_length": 128, "doc_stride": None, "dropout": 0.1, "decoding": "constrained"}
+DEFAULTS = defaults.BERT_TAGGER
 
 
 def build_bert_tagger(

@@ -14,10 +14,11 @@ import numpy as np
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
+from kerasformer.models import defaults
 from kerasformer.models.iob_tags import allowed_transitions, entity_spans, tag_type, viterbi
 from kerasformer.models.word_spans import split_words
 
-DECODINGS = ("constrained", "argmax")
+DECODINGS = defaults.DECODINGS
 
 
 class EntityTagger:

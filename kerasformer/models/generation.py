@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kerasformer.backend import tf
+from kerasformer.backend import is_tensor, tf
 from kerasformer.validation import is_whole_number
 
-StepFunction = Callable[[tf.Tensor, tf.Tensor, dict], tuple[tf.Tensor, dict]]
+# Forward references: the alias is made without importing TensorFlow.
+StepFunction = Callable[["tf.Tensor", "tf.Tensor", dict], tuple["tf.Tensor", dict]]
 # The scores of finished beams: Model Garden's length penalty ((5 + length) / 6) ** alpha.
 DEFAULT_LENGTH_PENALTY = 0.6
 MIN_TEMPERATURE = 1e-6
@@ -43,7 +44,7 @@ class Sampling:
     def __post_init__(self):
         from kerasformer.errors import KerasformerError
 
-        if any(isinstance(value, tf.Tensor) for value in vars(self).values()):
+        if any(is_tensor(value) for value in vars(self).values()):
             return  # chosen at run time (a serving signature's inputs)
         if not self.temperature >= 0:
             raise KerasformerError(f"temperature must be >= 0, got {self.temperature!r}.")
@@ -55,7 +56,7 @@ class Sampling:
     @property
     def greedy(self) -> bool:
         """Temperature 0 is the limit of always choosing the most likely token."""
-        return not isinstance(self.temperature, tf.Tensor) and self.temperature == 0
+        return not is_tensor(self.temperature) and self.temperature == 0
 
     def run_time_temperature(self):
         """The temperature for the Model Garden's sampler, which reads 0 as "unscaled".

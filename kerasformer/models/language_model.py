@@ -14,6 +14,7 @@ import numpy as np
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.models import defaults
 from kerasformer.models.attention_maps import AttentionMap
 from kerasformer.models.decoder_stack import DecoderStack, decoder_stack
 from kerasformer.models.generation import Sampling, decode
@@ -21,20 +22,8 @@ from kerasformer.models.word_tokenizer import UNKNOWN_ID, known_word_counts, wor
 
 MODEL_NAME = "transformer_language_model"
 EMBEDDING_NAME = "token_embedding"
-DEFAULTS = dict(
-    maxlen=128,  # the context window, in tokens
-    embed_dim=128,
-    num_heads=4,
-    ff_dim=512,
-    num_layers=2,
-    dropout=0.1,
-    position="learned",
-    norm_first=False,
-    tie_embeddings=False,
-    adaptive_cutoffs=None,
-)
-# Tokens generated after a prompt unless told.
-DEFAULT_MAX_TOKENS = 50
+DEFAULTS = defaults.LANGUAGE_MODEL
+DEFAULT_MAX_TOKENS = defaults.DEFAULT_MAX_TOKENS
 
 
 def build_transformer_language_model(

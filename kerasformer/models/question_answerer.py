@@ -17,6 +17,7 @@ import tensorflow_hub as hub
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
+from kerasformer.models import defaults
 from kerasformer.models.attention_maps import AttentionMap, bert_attention_map
 from kerasformer.models.bert_classifier import encoder_layer, load_hub_handle
 from kerasformer.models.span_extraction import (
@@ -28,11 +29,7 @@ from kerasformer.models.span_extraction import (
 from kerasformer.models.span_windows import ENCODER_INPUTS, SpanWindows
 from kerasformer.validation import is_real_number, is_whole_number
 
-# null_threshold None: always answer (SQuAD v1.1); a number: answer "" when the
-# no-answer score beats the best span's by more than it (SQuAD 2.0).
-DEFAULTS = {
-    "seq_length": 384, "doc_stride": None, "max_question_tokens": None, "null_threshold": None
-}  # fmt: skip
+DEFAULTS = defaults.QUESTION_ANSWERER
 MAX_ANSWER_TOKENS = 30  # BERT's SQuAD setting
 
 

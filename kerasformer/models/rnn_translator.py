@@ -17,11 +17,12 @@ from __future__ import annotations
 import numpy as np
 
 from kerasformer.backend import keras, tf
+from kerasformer.models import defaults
 from kerasformer.models.transformer_translator import SOURCE_INPUT, TARGET_INPUT
 from kerasformer.tf_keras.layers import AdditiveAttention
 
 MODEL_NAME = "rnn_translator"
-DEFAULTS = dict(maxlen=80, embed_dim=128, units=256, dropout=0.1)
+DEFAULTS = defaults.RNN_TRANSLATOR
 
 
 def build_rnn_translator(

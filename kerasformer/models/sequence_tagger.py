@@ -16,23 +16,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from kerasformer.backend import keras, tf
+from kerasformer.models import defaults
 from kerasformer.models.block_stack import stack_blocks
-from kerasformer.models.entity_tagger import EntityTagger
+from kerasformer.models.word_tagger import (  # noqa: F401  (their old home)
+    MAX_WORD_CHARACTERS,
+    PADDING_ID,
+    UNKNOWN_ID,
+    WordTagger,
+)
 from kerasformer.tf_keras.layers import CharacterCNN, TransformerBlock
 
-PADDING_ID, UNKNOWN_ID = 0, 1
-# A word's first characters only: enough for its shape, and bounds a batch's size.
-MAX_WORD_CHARACTERS = 20
-COMMON = dict(
-    vocab_size=20000,
-    min_count=2,
-    char_embed_dim=25,
-    char_filters=50,
-    dropout=0.3,
-    decoding="constrained",
-)
-RNN_DEFAULTS = dict(COMMON, embed_dim=100, units=128)
-TRANSFORMER_DEFAULTS = dict(COMMON, embed_dim=128, num_heads=4, ff_dim=256, num_layers=2)
+COMMON = defaults.TAGGER_COMMON
+RNN_DEFAULTS = defaults.RNN_TAGGER
+TRANSFORMER_DEFAULTS = defaults.TRANSFORMER_TAGGER
 
 
 def tagger_model(name: str, num_tags: int, word_vocab_size: int, char_vocab_size: int,
@@ -145,7 +141,7 @@ def character_vocabulary(sentences) -> list[str]:
     return [character for character, _ in counts.most_common()]
 
 
-class SequenceTagger(EntityTagger):
+class SequenceTagger(WordTagger):
     """A from-scratch tagging model, its word and character vocabularies and its tag names.
 
     Args:
@@ -165,26 +161,11 @@ class SequenceTagger(EntityTagger):
         self, model, words: Sequence[str], characters: Sequence[str],
         tag_names: Sequence[str], decoding: str = "constrained",
     ):  # fmt: skip
-        super().__init__(tag_names, decoding)
+        super().__init__(words, characters, tag_names, decoding)
         self.model = model
-        self.words = list(words)
-        self.characters = list(characters)
-        self.word_index = {word: i + 2 for i, word in enumerate(self.words)}
-        self.character_index = {c: i + 2 for i, c in enumerate(self.characters)}
-
-    def settings(self) -> dict:
-        return {"kind": "words", **super().settings(), "words": self.words,
-                "characters": self.characters}  # fmt: skip
 
     def word_id_model(self):
         return self.model
-
-    def word_ids(self, words: Sequence[str]) -> list[int]:
-        return [self.word_index.get(word.lower(), UNKNOWN_ID) for word in words]
-
-    def char_ids(self, words: Sequence[str]) -> list[list[int]]:
-        index = self.character_index
-        return [[index.get(c, UNKNOWN_ID) for c in word[:MAX_WORD_CHARACTERS]] for word in words]
 
     def ragged_features(self, sentences) -> dict[str, tf.RaggedTensor]:
         """``word_ids`` ``(sentences, None)`` and ``char_ids`` ``(sentences, None, None)``.

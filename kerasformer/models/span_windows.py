@@ -31,6 +31,7 @@ from tensorflow_text.python.ops.bert_tokenizer import (
 
 from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
+from kerasformer.models import defaults
 from kerasformer.models.bert_packing import require_packing_functions
 from kerasformer.validation import is_whole_number
 
@@ -39,9 +40,7 @@ PIECE_DELIMITERS = r"\p{Cc}|\p{Cf}|" + BERT_DELIMITERS
 ASCII = r"[\x00-\x7f]*"
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 NOT_CONTEXT = -1
-# By default windows start half a window's context apart, and at most this far (as in
-# the BERT paper's SQuAD runs).
-LONGEST_DEFAULT_STRIDE = 128
+LONGEST_DEFAULT_STRIDE = defaults.LONGEST_DEFAULT_STRIDE
 
 
 class SpanWindows:

@@ -17,6 +17,7 @@ import numpy as np
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
+from kerasformer.models import defaults
 from kerasformer.models.attention_maps import blocks_self_attention
 from kerasformer.models.block_stack import stack_blocks
 from kerasformer.models.decoder_stack import POSITIONS, DecoderStack, decoder_stack
@@ -29,17 +30,7 @@ SOURCE_EMBEDDING_NAME, TARGET_EMBEDDING_NAME = "source_embedding", "target_embed
 SHARED_EMBEDDING_NAME = "shared_embedding"
 MODEL_NAME = "transformer_translator"
 
-DEFAULTS = dict(
-    maxlen=80,  # tokens per sentence, with [start]/[end]; spa-eng's longest has 60
-    embed_dim=128,
-    num_heads=4,
-    ff_dim=512,
-    num_layers=2,
-    dropout=0.1,
-    position="learned",
-    norm_first=False,
-    tie_embeddings=False,
-)
+DEFAULTS = defaults.TRANSFORMER_TRANSLATOR
 
 
 def build_transformer_translator(

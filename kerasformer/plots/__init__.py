@@ -2,32 +2,23 @@
 
 Every function returns a matplotlib ``Figure`` built without pyplot, so nothing needs a
 display and a notebook's backend is left alone; ``save_figure`` writes one to a file.
+Names are imported on first use (PEP 562): matplotlib loads with the first picture.
 """
 
-from kerasformer.plots.alignment import plot_alignment
-from kerasformer.plots.attention_heads import plot_attention_heads
-from kerasformer.plots.attention_view import (
-    AttentionMapLike,
-    attention_figure,
-    attention_html,
-    plot_head_view,
-)
-from kerasformer.plots.confusion_matrix import plot_confusion_matrix
-from kerasformer.plots.entities import plot_entities
-from kerasformer.plots.figures import save_figure
-from kerasformer.plots.span_probabilities import plot_span_probabilities
-from kerasformer.plots.training_history import plot_training_history
+import lazy_loader
 
-__all__ = [
-    "AttentionMapLike",
-    "attention_figure",
-    "attention_html",
-    "plot_alignment",
-    "plot_attention_heads",
-    "plot_confusion_matrix",
-    "plot_entities",
-    "plot_head_view",
-    "plot_span_probabilities",
-    "plot_training_history",
-    "save_figure",
-]
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "alignment": ["plot_alignment"],
+        "attention_heads": ["plot_attention_heads"],
+        "attention_view": [
+            "AttentionMapLike", "attention_figure", "attention_html", "plot_head_view",
+        ],
+        "confusion_matrix": ["plot_confusion_matrix"],
+        "entities": ["plot_entities"],
+        "figures": ["save_figure"],
+        "span_probabilities": ["plot_span_probabilities"],
+        "training_history": ["plot_training_history"],
+    },
+)  # fmt: skip

@@ -1,13 +1,15 @@
-"""Training: fit, evaluate and export a classifier, a translator or a language model."""
+"""Training: fit, evaluate and export a classifier, a translator or a language model.
 
-from kerasformer.training.evaluation import classification_metrics
-from kerasformer.training.reproducibility import make_reproducible
-from kerasformer.training.trainer import TrainingConfig, TrainingResult, train
+Names are imported on first use (PEP 562).
+"""
 
-__all__ = [
-    "TrainingConfig",
-    "TrainingResult",
-    "classification_metrics",
-    "make_reproducible",
-    "train",
-]
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "evaluation": ["classification_metrics"],
+        "reproducibility": ["make_reproducible"],
+        "trainer": ["TrainingConfig", "TrainingResult", "train"],
+    },
+)

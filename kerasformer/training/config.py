@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,13 @@ LR_SCHEDULES = ("constant", "cosine", "inverse_sqrt")
 DISTILLATION_KEYWORDS = (
     "teacher", "temperature", "teacher_weight", "unlabelled_texts", "augmented_copies"
 )  # fmt: skip
+
+# The settings (``task_options`` too) that name a file or folder to read, and the flag
+# that gives each.
+READ_PATHS = {
+    "train_file": "--train-file", "validation_file": "--validation-file",
+    "test_file": "--test-file", "teacher": "--teacher", "unlabelled_texts": "--unlabelled",
+}  # fmt: skip
 
 
 @dataclass
@@ -133,6 +141,20 @@ class TrainingConfig:
         from kerasformer.training.tasks import task_named
 
         task_named(self.task).validate(self)
+
+    def require_paths_exist(self) -> None:
+        """Refuse a file or folder to read that does not exist, naming its flag.
+
+        The command line asks this before it imports TensorFlow, so a mistyped path costs
+        a fraction of a second; the task's readers check what each file holds.
+        """
+        settings = {**self.task_options, **dataclasses.asdict(self)}
+        for name, flag in READ_PATHS.items():
+            path = settings.get(name)
+            if path is not None and not os.path.exists(path):
+                raise KerasformerError(
+                    f"{flag} {path} does not exist; check the path (relative to {os.getcwd()})."
+                )
 
     def require_known_model(self) -> None:
         if self.model not in all_model_names():

@@ -12,13 +12,13 @@ travel through the same ``tf.data`` pipelines as plain labels; a text without a 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from kerasformer.backend import keras, serializable, tf
-from kerasformer.errors import KerasformerError
-from kerasformer.validation import is_real_number
+from kerasformer.training.tasks.distillation_settings import (  # noqa: F401
+    require_teacher_weight,
+    require_temperature,
+)
 
 NO_LABEL = -1
 # log(0) would be -inf; probabilities this small carry no information at any temperature.
@@ -105,13 +105,3 @@ class LabelAccuracy(keras.metrics.MeanMetricWrapper):
 def label_accuracy(y_true, y_pred):
     predicted = tf.argmax(y_pred, axis=-1, output_type=tf.int32)
     return tf.cast(tf.equal(predicted, tf.cast(y_true[:, 0], tf.int32)), tf.float32)
-
-
-def require_temperature(value) -> None:
-    if not is_real_number(value) or not (math.isfinite(value) and value > 0):
-        raise KerasformerError(f"temperature must be a positive finite number, got {value!r}.")
-
-
-def require_teacher_weight(value) -> None:
-    if not is_real_number(value) or not 0 <= value <= 1:
-        raise KerasformerError(f"teacher_weight must be a number from 0 to 1, got {value!r}.")

@@ -11,7 +11,7 @@ from kerasformer.litert import LiteRTClassifier
 from kerasformer.litert.tagger import LiteRTTagger
 from kerasformer.loading import ExportedClassifier
 from tests.helpers.data import synthetic_ner_sentences, synthetic_rows, write_conll
-from tests.helpers.processes import run_commands, run_python_json
+from tests.helpers.processes import run_commands, run_python, run_python_json
 
 QUANTIZATIONS = ("none", "dynamic", "float16")
 # How far each quantisation may move a probability of the tiny models here.
@@ -239,3 +239,53 @@ def test_models_that_read_strings_with_tensorflow_ops_are_refused():
     plain = keras.Model(inputs, keras.layers.Lambda(lambda t: t)(inputs))
     with pytest.raises(KerasformerError, match="only from-scratch classifiers"):
         TextClassifier(plain).word_id_model()
+
+
+# The console script's `main` in a process where TensorFlow and Keras cannot be imported.
+COMMAND_WITHOUT_TENSORFLOW = (
+    BLOCK_TENSORFLOW
+    + """
+import kerasformer_command
+sys.exit(kerasformer_command.main(sys.argv[1:]))
+"""
+)
+
+
+def json_records(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def test_predict_and_tag_run_litert_models_without_tensorflow(
+    classifier_models, tagger_models, tiny_transformer, tmp_path
+):
+    classifier_file = tmp_path / "news.txt"
+    classifier_file.write_text("\n".join(classifier_texts()[:30] + ["?!"]) + "\n")
+    tagger_file = tmp_path / "sentences.txt"
+    tagger_file.write_text("\n".join(tagger_texts()[:30]) + "\n")
+    runs = {
+        "predict": (
+            classifier_models / "none.tflite",
+            tiny_transformer.export_dir,
+            classifier_file,
+        ),
+        "tag": (tagger_models / "rnn-none.tflite", tagger_models / "rnn", tagger_file),
+    }
+    for command, (litert_model, export_dir, texts) in runs.items():
+        litert = run_python(COMMAND_WITHOUT_TENSORFLOW, command, str(litert_model), "--json",
+                            "--input-file", str(texts))  # fmt: skip
+        assert litert.returncode == 0, litert.stderr[-3000:]
+        (saved,) = run_commands([command, str(export_dir), "--json", "--input-file", str(texts)])
+        assert saved["code"] == 0, saved["stderr"][-2000:]
+        got, expected = json_records(litert.stdout), json_records(saved["stdout"])
+        assert len(got) == len(expected) == len(texts.read_text().splitlines())
+        for mine, theirs in zip(got, expected, strict=True):
+            assert mine["status"] == theirs["status"] and mine["text"] == theirs["text"]
+            if command == "predict":
+                assert mine["class"] == theirs["class"]
+                for name, p in theirs["probabilities"].items():
+                    assert abs(mine["probabilities"][name] - p) <= 2e-4
+            else:
+                assert mine["tags"] == theirs["tags"]
+                for found, entity in zip(mine["entities"], theirs["entities"], strict=True):
+                    assert found == entity | {"score": found["score"]}
+                    assert abs(found["score"] - entity["score"]) <= 1e-5

@@ -64,20 +64,23 @@ def environment(tf_log_level: str | None = "2") -> dict[str, str]:
     return {**os.environ, "TF_CPP_MIN_LOG_LEVEL": tf_log_level}
 
 
-def run_python(code: str, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
-    """Run code in a fresh interpreter, as a user's separate process would."""
+def run_python(
+    code: str, *args: str, timeout: int = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """Run code in a fresh interpreter, as a user's separate process would, with this
+    process's environment and ``env`` on top of it."""
     return subprocess.run(
         [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=environment(),
+        env={**environment(), **(env or {})},
     )
 
 
-def run_python_json(code: str, *args: str, timeout: int = 300):
+def run_python_json(code: str, *args: str, timeout: int = 300, env: dict[str, str] | None = None):
     """What ``code`` prints last, read as JSON; the fresh interpreter must exit with 0."""
-    result = run_python(code, *args, timeout=timeout)
+    result = run_python(code, *args, timeout=timeout, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 

@@ -13,14 +13,27 @@ from kerasformer.registry import TASKS as ENTRIES
 from kerasformer.registry import resolve
 from kerasformer.training.tasks.base import Task
 
-TASKS: dict[str, Task] = {name: resolve(entry.task)(entry) for name, entry in ENTRIES.items()}
+
+def __getattr__(name: str):
+    # TASKS is made on first use (PEP 562): each task imports its models and TensorFlow.
+    if name == "TASKS":
+        return all_tasks()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def all_tasks() -> dict[str, Task]:
+    """Every task by name, each made once from its registry entry."""
+    if "TASKS" not in globals():
+        globals()["TASKS"] = {name: resolve(entry.task)(entry) for name, entry in ENTRIES.items()}
+    return globals()["TASKS"]
 
 
 def task_named(name: str) -> Task:
     """The task the trainer asks, by its name in `kerasformer.registry.TASKS`."""
-    if name not in TASKS:
-        raise KerasformerError(f"unknown task {name!r}; choose one of: {', '.join(TASKS)}.")
-    return TASKS[name]
+    tasks = all_tasks()
+    if name not in tasks:
+        raise KerasformerError(f"unknown task {name!r}; choose one of: {', '.join(tasks)}.")
+    return tasks[name]
 
 
-__all__ = ["TASKS", "Task", "task_named"]
+__all__ = ["TASKS", "Task", "all_tasks", "task_named"]  # noqa: F822  (TASKS: __getattr__)

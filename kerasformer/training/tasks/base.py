@@ -57,6 +57,7 @@ class Task:
         model = self.entry.model(config.model)
         if config.train_file is None and not is_tfds(config.dataset):
             self.entry.dataset(config.dataset)
+        config.require_paths_exist()
         self.require_readable_files(config)
         recipe = config.recipe or model.default_recipe
         if recipe not in model.recipes:

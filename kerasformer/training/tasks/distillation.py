@@ -17,20 +17,18 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from kerasformer.datasets import LabeledTexts, TextClassificationData
-from kerasformer.datasets.text_augmentation import augmented_copies, require_augmented_copies
+from kerasformer.datasets.text_augmentation import augmented_copies
 from kerasformer.errors import KerasformerError
-from kerasformer.files.export_kind import CLASSIFIER, require_export_kind
 from kerasformer.models import build_text_classifier
 from kerasformer.training.distillation_loss import (
     NO_LABEL,
     DistillationLoss,
     LabelAccuracy,
     distillation_targets,
-    require_teacher_weight,
-    require_temperature,
 )
 from kerasformer.training.fit_plan import FitPlan
 from kerasformer.training.tasks.classification import ClassificationTask
+from kerasformer.training.tasks.distillation_settings import DistillationSettings
 
 # Texts per call of the teacher's SavedModel, and per step of the progress bar.
 TEACHER_BATCH = 256
@@ -50,39 +48,6 @@ class DistillationData(TextClassificationData):
     unlabelled: tuple[str, ...] = ()
     augmented: tuple[str, ...] = ()
     targets: dict = dataclasses.field(default_factory=dict)
-
-
-@dataclasses.dataclass(frozen=True)
-class DistillationSettings:
-    """What the student learns from besides the labels, and how.
-
-    ``teacher`` is a classifier export; ``temperature`` softens both models'
-    probabilities; ``teacher_weight`` is the teacher's share of the loss;
-    ``unlabelled_texts`` a UTF-8 file of more texts (one a line) and ``augmented_copies``
-    perturbed copies of each training text, both labelled by the teacher alone.
-    """
-
-    teacher: str | None = None
-    temperature: float = 2.0
-    teacher_weight: float = 0.5
-    unlabelled_texts: str | None = None
-    augmented_copies: int = 0
-
-    def validate(self) -> None:
-        if not self.teacher:
-            raise KerasformerError(
-                "distillation needs a teacher: the export directory of a classifier trained "
-                "on this dataset (kerasformer distill --teacher saved_models/ag_news-bert)."
-            )
-        require_export_kind(self.teacher, CLASSIFIER)
-        if not (Path(self.teacher) / "saved_model.pb").is_file():
-            raise KerasformerError(
-                f"--teacher {self.teacher} is not an exported model (no saved_model.pb); pass "
-                "the directory that `kerasformer train` wrote, e.g. saved_models/ag_news-bert."
-            )
-        require_temperature(self.temperature)
-        require_teacher_weight(self.teacher_weight)
-        require_augmented_copies(self.augmented_copies)
 
 
 class DistillationTask(ClassificationTask):

@@ -12,6 +12,7 @@ from kerasformer.datasets.pipeline import sequence_pair_examples, teacher_forcin
 from kerasformer.datasets.sentence_pairs import SentencePairs, TranslationData
 from kerasformer.errors import KerasformerError
 from kerasformer.export.translator_export import write_translator
+from kerasformer.models import defaults
 from kerasformer.models.subword_tokenizer import (
     SubwordTokenizer,
     require_subword_vocabulary_size,
@@ -28,12 +29,9 @@ from kerasformer.training.token_crossentropy import (
 )
 from kerasformer.training.translation_metrics import corpus_scores
 
-# The Keras English-to-Spanish example's vocabulary size, for each language.
-VOCAB_SIZE = 15_000
-# Each language's subword vocabulary, when --tokenizer sentencepiece.
-SUBWORD_VOCAB_SIZE = 8_000
-# One vocabulary of both languages (--tie-embeddings): as large as the two together.
-SHARED_SUBWORD_VOCAB_SIZE = 16_000
+VOCAB_SIZE = defaults.TRANSLATION_VOCAB_SIZE
+SUBWORD_VOCAB_SIZE = defaults.SUBWORD_VOCAB_SIZE
+SHARED_SUBWORD_VOCAB_SIZE = defaults.SHARED_SUBWORD_VOCAB_SIZE
 
 
 class TranslationTask(Task):
