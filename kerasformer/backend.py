@@ -74,11 +74,19 @@ class ModuleOnFirstUse(types.ModuleType):
     def __init__(self, name: str):
         super().__init__(name)
 
+    # What introspection asks of any object (inspect, doctest, typing, IPython): answered
+    # without importing the module while it is not imported yet.
+    PROBES = frozenset(
+        {"__wrapped__", "__file__", "__path__", "__all__", "__signature__", "__origin__",
+         "__mro_entries__", "__set_name__", "__class_getitem__"}
+    )  # fmt: skip
+
     def __getattr__(self, attribute: str):
-        if attribute.startswith("__") and attribute.endswith("__") and attribute != "__version__":
-            # Introspection (copy, pickle, doctest, IPython) must not import the module.
-            raise AttributeError(attribute)
-        module = importlib.import_module(self.__name__)
+        module = sys.modules.get(self.__name__)
+        if module is None:
+            if attribute in self.PROBES:
+                raise AttributeError(attribute)
+            module = importlib.import_module(self.__name__)
         return getattr(module, attribute)
 
     def __dir__(self) -> list[str]:
@@ -86,6 +94,28 @@ class ModuleOnFirstUse(types.ModuleType):
 
     def __repr__(self) -> str:
         return f"<module {self.__name__!r}, imported on first use>"
+
+
+def import_tensorflow_without_keras() -> None:
+    """Import TensorFlow, if no one has yet, without the Keras it loads by default.
+
+    ``import tensorflow`` imports Keras's optimizers eagerly (tf-keras's, or Keras 3's),
+    a second of a command's start, and does without them where no Keras is installed.
+    A process that only serves SavedModels needs none, so both are hidden while
+    TensorFlow loads; a Keras imported afterwards (by a SavedModel that holds an
+    optimizer, or by the caller) loads as usual.
+    """
+    if "tensorflow" in sys.modules:
+        return
+    hidden = [name for name in ("keras", "tf_keras") if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # what an import of a missing module finds: ImportError
+    try:
+        import tensorflow  # noqa: F401
+    finally:
+        for name in hidden:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
 
 
 def is_tensor(value) -> bool:
@@ -143,5 +173,6 @@ def without_layer_traces() -> Iterator[None]:
 
 __all__ = [
     "ENVIRONMENT_VARIABLE", "KERAS_VERSION", "ModuleOnFirstUse", "chosen_keras_version",
-    "global_dtype_policy", "is_tensor", "keras", "serializable", "tf", "without_layer_traces",
+    "global_dtype_policy", "import_tensorflow_without_keras", "is_tensor", "keras",
+    "serializable", "tf", "without_layer_traces",
 ]  # fmt: skip

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kerasformer.backend import tf
+from kerasformer.backend import import_tensorflow_without_keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.files.export_files import (
     REEXPORT,
@@ -143,6 +143,8 @@ def utf8_text(text: str | bytes, index: int) -> bytes:
 
 def load_serving_function(export_dir: Path):
     """The ``serving_default`` function, loading the export's parts one step at a time."""
+    # Serving needs TensorFlow alone: no Keras, and TF Text only for a BERT export.
+    import_tensorflow_without_keras()
     # BERT preprocess models use tensorflow_text's ops, which TensorFlow knows only once
     # the package is imported; without them every BERT export fails to load.
     import_op_libraries(require_parsable_saved_model(export_dir / SAVED_MODEL_FILE))
