@@ -35,12 +35,17 @@ from tests.helpers.processes import run_console_script
 # Session fixtures that take minutes to make. pytest-xdist makes each once per worker, so
 # the tests that use one run on one worker (setup.cfg: --dist loadgroup).
 SHARED_ON_ONE_WORKER = ("trained_bbc", "minilm_hub", "trained_question_answerer")
+# A test that uses one of these is slow (tests/README.md): each trains or converts for
+# tens of seconds before the test starts.
+SLOW_FIXTURES = (*SHARED_ON_ONE_WORKER, "minilm_preprocess")
 
 
 # Before pytest-xdist's own hook reads the groups: added after it, they group nothing.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     for item in items:
+        if any(name in item.fixturenames for name in SLOW_FIXTURES):
+            item.add_marker(pytest.mark.slow)
         shared = [name for name in SHARED_ON_ONE_WORKER if name in item.fixturenames]
         if shared:
             item.add_marker(pytest.mark.xdist_group(shared[0]))

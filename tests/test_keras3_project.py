@@ -20,6 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 REPOSITORY_ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ["tensorflow", "jax"]
 

@@ -102,6 +102,7 @@ def run(code: str, *arguments: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_keras_2_makes_the_namespace_the_tf_keras_one_module_for_module():
     result = run(
         "import tf_keras, kerasformer\n"
@@ -118,6 +119,7 @@ def test_keras_2_makes_the_namespace_the_tf_keras_one_module_for_module():
     assert result.stdout.split() == ["2", "True", "True", "(None,", "6,", "8)"]
 
 
+@pytest.mark.slow
 def test_keras_3_set_as_before_still_gives_keras3_layers():
     result = run(
         "import keras\n"
@@ -132,6 +134,7 @@ def test_keras_3_set_as_before_still_gives_keras3_layers():
     assert result.stdout.split() == ["jax", "(1,", "6,", "8)"]
 
 
+@pytest.mark.slow
 def test_the_command_trains_and_predicts_whatever_the_variable_says(tmp_path):
     # It used to refuse KERASFORMER_KERAS=3; it always uses the tf-keras namespace now.
     write_topic_csv(tmp_path / "tickets.csv", topic_rows(copies=8))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.metadata
 import os
 
+import pytest
+
 import kerasformer_command
 from tests.helpers.processes import run_python_json
 
@@ -24,6 +26,7 @@ print(json.dumps({"heavy": heavy, "tf.keras": tf.keras.__name__}))
 """
 
 
+@pytest.mark.slow
 def test_a_command_starts_without_keras_3_scikit_learn_or_matplotlib():
     loaded = run_python_json(LOADED_AT_START, *NOT_FOR_COMMANDS)
     assert loaded["heavy"] == []

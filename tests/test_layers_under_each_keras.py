@@ -17,6 +17,9 @@ import pytest
 
 from kerasformer.layers.backend import backend_name
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 REPOSITORY_ROOT = Path(__file__).resolve().parents[1]
 OUTPUT_TAIL_CHARACTERS = 6000
 CONFIGURATIONS = {

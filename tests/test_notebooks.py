@@ -25,6 +25,7 @@ def test_notebook_is_committed_without_outputs_and_reads_the_smoke_parameter(pat
     assert len(parameters) == 1 and SMOKE_VARIABLE in parameters[0].source
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_notebook_runs_on_a_small_slice(path, monkeypatch, tmp_path):
     monkeypatch.setenv(SMOKE_VARIABLE, "1")

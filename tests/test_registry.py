@@ -6,6 +6,8 @@ import ast
 import json
 from pathlib import Path
 
+import pytest
+
 import kerasformer
 from tests.helpers.processes import run_python_json
 
@@ -25,6 +27,7 @@ def serializable_class_names() -> list[str]:
     return names
 
 
+@pytest.mark.slow
 def test_importing_the_package_registers_every_serializable_class():
     names = serializable_class_names()
     assert {"SpanLogitMask", "HubLayer", "TransformerBlock", "DistillationLoss"} <= set(names)

@@ -9,6 +9,9 @@ from tests.helpers.cli import run_cli
 from tests.helpers.data import QA_WINDOWS, write_synthetic_squad
 from tests.helpers.pictures import assert_not_blank, read_png
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 
 def test_train_question_answering_from_the_command_line(capsys, tiny_hub_bert, tmp_path):
     data = write_synthetic_squad(tmp_path / "squad", articles=10, per_article=3)

@@ -74,6 +74,7 @@ def test_missing_model_is_one_line(capsys, tmp_path):
     assert code == 2 and err.count("\n") == 1 and "is not an exported model" in err
 
 
+@pytest.mark.slow
 def test_train_then_evaluate_and_predict(capsys, tiny_ag_news_dir, tmp_path):
     export_dir = tmp_path / "ag"
     code, out, err = run_cli(
@@ -208,6 +209,7 @@ def test_predict_reads_texts_from_stdin_one_record_per_line(capsys, monkeypatch,
     assert [r["class"] for r in records[::2]] == ["business", "sports"]
 
 
+@pytest.mark.slow
 def test_convert_bert_then_train_bert_from_local_handles(
     capsys, tiny_bert_checkpoint, tiny_ag_news_dir, tmp_path
 ):

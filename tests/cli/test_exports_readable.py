@@ -53,6 +53,7 @@ def bert_commands(tiny_hub_bert, tiny_ag_news_dir, ag_news, tmp_path_factory):
     return model, root, predicted, evaluated
 
 
+@pytest.mark.slow
 def test_predict_serves_a_bert_export(bert_commands, ag_news):
     model, _, predicted, _ = bert_commands
     assert predicted["code"] == 0, predicted["stderr"][-3000:]
@@ -64,6 +65,7 @@ def test_predict_serves_a_bert_export(bert_commands, ag_news):
     np.testing.assert_allclose(served, expected, atol=1e-4)  # predict prints 4 decimals
 
 
+@pytest.mark.slow
 def test_evaluate_measures_a_bert_export(bert_commands, ag_news):
     model, root, _, evaluated = bert_commands
     assert evaluated["code"] == 0, evaluated["stderr"][-3000:]

@@ -21,6 +21,9 @@ from tests.helpers.data import topic_rows, write_synthetic_squad, write_topic_cs
 from tests.helpers.pictures import assert_not_blank, plotly_traces, read_png
 from tests.helpers.processes import WITHOUT_KERASFORMER, run_console_script, run_python_json
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 CONTEXT = "The striker scored twice for the team in the cup final at the stadium."
 
 

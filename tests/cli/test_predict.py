@@ -103,6 +103,7 @@ def test_stderr_has_one_line_per_problem_and_no_traceback(stdin_run):
     )
 
 
+@pytest.mark.slow
 def test_undecodable_argument_is_an_error_entry_among_predicted_ones(tiny_transformer):
     # Used to: a traceback (UnicodeEncodeError on the surrogate escapes Python made).
     result = run_predict(str(tiny_transformer.export_dir), "team goal", b"caf\xe9", "bank")
@@ -117,6 +118,7 @@ def test_undecodable_argument_is_an_error_entry_among_predicted_ones(tiny_transf
     assert entries[0].endswith(" team goal") and entries[4].endswith(" bank")
 
 
+@pytest.mark.slow
 def test_warnings_alone_exit_0_and_are_marked_in_the_table(tiny_transformer):
     result = run_predict(str(tiny_transformer.export_dir), "📈📉🚀", "team goal")
     assert result.returncode == 0, result.stderr.decode()[-2000:]

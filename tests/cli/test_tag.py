@@ -9,6 +9,9 @@ from tests.helpers.cli import run_cli_in_fixture
 from tests.helpers.data import synthetic_ner_sentences, write_conll
 from tests.helpers.processes import WITHOUT_KERASFORMER, run_kerasformer, run_python_json
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 # Empty and white-space-only texts have no words and no entities; a text longer than
 # the BERT tagger's 8-token windows is read window by window.
 TEXTS = [

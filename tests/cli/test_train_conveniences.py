@@ -10,6 +10,9 @@ from tests.helpers.cli import assert_refused_in_one_line, run_cli
 from tests.helpers.data import topic_rows, write_topic_csv
 from tests.helpers.processes import run_commands
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 TINY = ["--batch-size", "16", "--vocab-size", "200", "--maxlen", "16", "--embed-dim", "8",
         "--num-heads", "1", "--ff-dim", "8"]  # fmt: skip
 VALIDATION = [("Goal in the cup", "sport"), ("Flights to Lisbon", "travel"),

@@ -14,6 +14,9 @@ from tests.helpers.data import (
 )
 from tests.helpers.processes import run_commands
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 TINY = ["--epochs", "1", "--batch-size", "16", "--vocab-size", "200", "--maxlen", "16",
         "--embed-dim", "8", "--num-heads", "1", "--ff-dim", "8"]  # fmt: skip
 

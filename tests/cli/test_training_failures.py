@@ -18,6 +18,9 @@ from tests.helpers.cli import assert_one_line_error
 from tests.helpers.data import write_synthetic_squad
 from tests.helpers.processes import run_cases
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 
 def snapshot(directory: Path) -> dict:
     return {

@@ -15,6 +15,9 @@ from tests.helpers.cli import run_cli, run_cli_expecting_exit, run_cli_in_fixtur
 from tests.helpers.pictures import assert_not_blank, plotly_traces, read_png
 from tests.helpers.processes import run_commands
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 ENGLISH = "one two three four five six seven eight nine".split()
 SPANISH = "uno dos tres cuatro cinco seis siete ocho nueve".split()
 LM_WORDS = "the a cat dog sat ran on under mat rug and , .".split()

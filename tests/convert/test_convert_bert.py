@@ -86,6 +86,7 @@ def test_tiny_attention_probabilities_match_numpy_bert(tiny_bert_checkpoint, tin
     assert_attention_matches_numpy_bert(tiny_bert_checkpoint, tiny_hub_bert, texts)
 
 
+@pytest.mark.slow
 def test_bfloat16_attention_probabilities_are_float32_close_to_numpy_bert(
     tiny_bert_checkpoint, bfloat16_hub_bert
 ):
@@ -93,6 +94,7 @@ def test_bfloat16_attention_probabilities_are_float32_close_to_numpy_bert(
     assert_attention_matches_numpy_bert(tiny_bert_checkpoint, bfloat16_hub_bert, texts, 0.03)
 
 
+@pytest.mark.slow
 def test_tiny_random_bert_matches_numpy_bert_too(tiny_bert_checkpoint, tiny_hub_bert):
     assert_matches_numpy_bert(tiny_bert_checkpoint, tiny_hub_bert, ["team goal", "the bank said"])
 
@@ -148,6 +150,7 @@ compiles(hub.KerasLayer(path, trainable=True), lambda first_id: tf.fill((2, 6), 
 """
 
 
+@pytest.mark.slow
 def test_xla_compiles_a_training_step_through_the_encoder_once(tiny_hub_bert):
     """Gathered position rows: a step through the encoder compiles once for a shape,
     where a slice by the input's length compiled again for every batch and weight."""
@@ -184,6 +187,7 @@ def bfloat16_hub_bert(tiny_bert_checkpoint, tmp_path_factory):
     )
 
 
+@pytest.mark.slow
 def test_a_bfloat16_encoder_computes_in_bfloat16_close_to_numpy_bert(
     tiny_bert_checkpoint, tiny_hub_bert, bfloat16_hub_bert
 ):
@@ -204,6 +208,7 @@ def test_a_bfloat16_encoder_computes_in_bfloat16_close_to_numpy_bert(
     assert pooled_error < 0.03
 
 
+@pytest.mark.slow
 def test_a_bfloat16_encoder_keeps_float32_weights_and_fine_tunes(bfloat16_hub_bert):
     import tensorflow_hub as hub
 

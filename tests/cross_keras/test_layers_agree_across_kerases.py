@@ -26,6 +26,9 @@ import pytest
 
 from tests.cross_keras.layer_outputs import CASES, case_inputs
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = "tf_keras"
 CONFIGURATIONS = {

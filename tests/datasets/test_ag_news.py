@@ -280,6 +280,7 @@ def test_cli_refuses_bad_training_folder_in_one_line_before_training(cli_results
     assert result["stdout"] == ""  # nothing read, built or trained: no size line, no epochs
 
 
+@pytest.mark.slow
 def test_cli_entry_point_prints_one_line_for_a_latin_1_file(tmp_path):
     folder = write_bad_folder(tmp_path / "data", "latin-1")
     finished = run_kerasformer(

@@ -167,6 +167,7 @@ def test_a_single_class_in_train_is_refused(tmp_path):
         from_csv(path, text_column="body", label_column="topic")
 
 
+@pytest.mark.slow
 def test_a_csv_trains_and_its_export_names_the_classes_in_a_fresh_process(tmp_path):
     from kerasformer.training import TrainingConfig, train
 

@@ -13,6 +13,9 @@ from kerasformer.loading import ExportedClassifier
 from tests.helpers.data import synthetic_ner_sentences, synthetic_rows, write_conll
 from tests.helpers.processes import run_commands, run_python, run_python_json
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 QUANTIZATIONS = ("none", "dynamic", "float16")
 # How far each quantisation may move a probability of the tiny models here.
 TOLERANCE = {"none": 1e-5, "float16": 5e-3, "dynamic": 0.1}

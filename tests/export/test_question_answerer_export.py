@@ -8,6 +8,9 @@ from kerasformer.errors import KerasformerError
 from kerasformer.export.question_answerer_export import load_question_answerer
 from tests.helpers.processes import run_python_json
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 FILLER = "the minister said today in the software research " * 8
 PAIRS = [
     ("which team", "said coach profit today"),

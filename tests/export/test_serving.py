@@ -82,6 +82,7 @@ def test_a_text_without_words_is_classified_as_one_unknown_word(tiny_transformer
         np.testing.assert_allclose(row, one_unknown_word, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_serving_signature_flags_unknown_texts_without_kerasformer(tiny_transformer):
     texts = ["team goal", "📈📉🚀", ""]
     served = run_python_json(
@@ -91,6 +92,7 @@ def test_serving_signature_flags_unknown_texts_without_kerasformer(tiny_transfor
     assert np.isfinite(served["probabilities"]).all()
 
 
+@pytest.mark.slow
 def test_saved_model_cli_prints_the_known_token_counts(tiny_transformer):
     result = run_saved_model_cli(tiny_transformer.export_dir, 'inputs=["team goal", ""]')
     assert result.returncode == 0, result.stderr[-2000:]
@@ -98,6 +100,7 @@ def test_saved_model_cli_prints_the_known_token_counts(tiny_transformer):
     assert block.split() == ["[2", "0]"]
 
 
+@pytest.mark.slow
 def test_bert_export_counts_word_pieces_other_than_special_ones(tiny_hub_bert, tmp_path):
     model = build_bert_classifier(4, tiny_hub_bert.preprocess, tiny_hub_bert.encoder)
     export_dir = export_classifier(model, ["a", "b", "c", "d"], tmp_path / "bert")

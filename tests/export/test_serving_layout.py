@@ -53,6 +53,7 @@ def test_the_training_config_refuses_a_bad_serving_version():
         TrainingConfig(serving_version=0).validate()
 
 
+@pytest.mark.slow
 def test_tf_serving_takes_the_classifier_export_as_it_is(tiny_transformer, tmp_path):
     # The README's REST body: a semicolon and an empty text too.
     body = {"instances": ["team goal season", "shares; profit market", ""]}

@@ -23,6 +23,9 @@ from kerasformer.training import TrainingConfig, train
 from tests.helpers.data import reversal_pairs
 from tests.helpers.processes import run_python_json
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 MAXLEN = 10
 SENTENCES = ["3 1 4 1 5", "9 2 6", "5 3 5 8 9 7", "Two 7 1 8!", "8 2 8 4 5 9"]
 PROMPTS = ["the cat", "a dog sat on", "zebra"]  # "zebra" is not in the vocabulary

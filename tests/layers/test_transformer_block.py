@@ -178,6 +178,7 @@ def test_key_dim_defaults_to_embed_dim_over_heads_and_seed_width_is_reachable():
     ],
     ids=["rotary", "relative", "span", "relative_span_pre_ln"],
 )
+@pytest.mark.slow
 def test_harness_on_blocks_with_positions_in_attention(options, weights, tmp_path):
     x = np.random.default_rng(7).normal(size=(2, 5, 8)).astype("float32")
     mask = np.array([[True] * 5, [True, True, True, False, False]])
@@ -192,6 +193,7 @@ def test_harness_on_blocks_with_positions_in_attention(options, weights, tmp_pat
     )
 
 
+@pytest.mark.slow
 def test_harness_on_default_block_returning_attention_scores(tmp_path):
     x = np.random.default_rng(8).normal(size=(2, 5, 8)).astype("float32")
     run_layer_test(

@@ -283,6 +283,7 @@ def greedy_decode(model, sources, seed):
     return probabilities.argmax(-1)
 
 
+@pytest.mark.slow
 def test_block_learns_to_copy_the_source_with_model_fit():
     """The digit at target position i is only in the source, at position i: the block must
     learn cross-attention to it, and can tell which position it is at only through the

@@ -144,6 +144,7 @@ def test_language_model_map_is_causal_self_attention_after_the_start_token(gener
         generator.attention_maps("  ")
 
 
+@pytest.mark.slow
 def test_bert_classifier_map_is_numpy_bert_then_follows_fine_tuning(
     tiny_bert_checkpoint, tiny_hub_bert
 ):

@@ -31,6 +31,7 @@ def test_functional_model_in_the_seeds_shape(tiny_hub_bert):
     np.testing.assert_allclose(probabilities.sum(1), 1.0, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_frozen_encoder_leaves_only_the_head_trainable(tiny_hub_bert):
     frozen = build_bert_classifier(4, tiny_hub_bert.preprocess, tiny_hub_bert.encoder)
     assert [w.shape for w in frozen.trainable_weights] == [(16, 4), (4,)]
@@ -64,6 +65,7 @@ print(json.dumps(model.predict(tf.constant(json.loads(sys.argv[2])), verbose=0).
 """
 
 
+@pytest.mark.slow
 def test_exported_model_keras_loads_with_plain_tf_keras(tiny_hub_bert, tmp_path):
     model = build_bert_classifier(4, tiny_hub_bert.preprocess, tiny_hub_bert.encoder)
     export_dir = export_classifier(model, ["a", "b", "c", "d"], tmp_path / "bert")

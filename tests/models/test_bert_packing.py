@@ -45,6 +45,7 @@ def without_padding(packed: dict) -> list[tuple[list[int], list[int]]]:
     ]
 
 
+@pytest.mark.slow
 def test_packing_gives_the_preprocess_models_tokens_without_its_padding(preprocess):
     packer = BertInputPacker(preprocess)
     assert packer.max_seq_length == 32 and packer.max_pieces == 30
@@ -128,6 +129,7 @@ def test_an_empty_batch_gives_no_rows(preprocess):
     assert rows.shape == (0, 3)
 
 
+@pytest.mark.slow
 def test_packed_classifier_gives_the_string_in_models_probabilities(tiny_hub_bert):
     model = build_bert_classifier(
         4, tiny_hub_bert.preprocess, tiny_hub_bert.encoder, trainable=True
@@ -142,6 +144,7 @@ def test_packed_classifier_gives_the_string_in_models_probabilities(tiny_hub_ber
     assert in_graph(tf.constant([], tf.string)).shape == (0, 4)
 
 
+@pytest.mark.slow
 def test_the_model_on_encoder_inputs_shares_every_weight(tiny_hub_bert):
     model = build_bert_classifier(
         3, tiny_hub_bert.preprocess, tiny_hub_bert.encoder, trainable=True

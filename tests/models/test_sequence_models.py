@@ -227,6 +227,7 @@ def test_rnn_decoding_steps_equal_the_full_pass():
         np.testing.assert_allclose(logits.numpy(), full[:, index], atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("position", POSITIONS)
 def test_cached_and_uncached_translators_generate_the_same_ids(position):
     model = with_end_unlikely(tiny_transformer_translator(position, num_layers=2))
@@ -242,6 +243,7 @@ def test_cached_and_uncached_translators_generate_the_same_ids(position):
 # -- 5. the masked loss ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("build", [tiny_transformer_translator, tiny_rnn_translator])
 def test_loss_and_accuracy_leave_padding_out(build):
     model = build()

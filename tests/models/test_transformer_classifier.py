@@ -175,6 +175,7 @@ print("loaded", type(model).__name__)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["keras", "savedmodel"])
 def test_model_saves_and_loads_in_a_new_process(model, tmp_path, fmt):
     path = tmp_path / ("model.keras" if fmt == "keras" else "saved_model")

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from kerasformer.models.word_spans import WordSplitter, split_words
+from kerasformer.models.word_spans import split_words
+from kerasformer.models.word_splitter import WordSplitter
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,9 @@ from kerasformer.errors import KerasformerError
 from kerasformer.training import TrainingConfig, acceleration, train
 from tests.helpers.processes import run_python_json
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 
 def no_dropout_config(data_dir, **overrides):
     settings = dict(

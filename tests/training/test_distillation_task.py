@@ -54,6 +54,7 @@ def agreement_with_shifted_labels(result) -> float:
     return float(np.mean(predicted == (test.labels + 1) % 4))
 
 
+@pytest.mark.slow
 def test_a_student_on_the_teacher_alone_learns_what_the_teacher_says(
     tiny_ag_news_dir, contrary_teacher
 ):
@@ -63,12 +64,14 @@ def test_a_student_on_the_teacher_alone_learns_what_the_teacher_says(
     assert set(result.history) >= {"loss", "accuracy", "val_loss", "val_accuracy"}
 
 
+@pytest.mark.slow
 def test_a_student_on_the_labels_alone_ignores_the_teacher(tiny_ag_news_dir, contrary_teacher):
     result = distill(tiny_ag_news_dir, contrary_teacher, teacher_weight=0.0)
     assert result.metrics["test"]["accuracy"] > 0.9
     assert agreement_with_shifted_labels(result) < 0.1
 
 
+@pytest.mark.slow
 def test_unlabelled_texts_teach_through_the_teacher(tiny_ag_news_dir, contrary_teacher, tmp_path):
     """Eight labelled texts and many unlabelled ones: the student learns from the teacher's
     view of the unlabelled texts."""
@@ -126,6 +129,7 @@ def test_the_student_is_exported_as_a_classifier(tiny_ag_news_dir, contrary_teac
     assert metrics["config"]["task"] == "distillation"
 
 
+@pytest.mark.slow
 def test_distill_from_the_command_line(capsys, tiny_ag_news_dir, contrary_teacher, tmp_path):
     code, out, err = run_cli(
         capsys, "distill", "--teacher", str(contrary_teacher), "--dataset", "ag_news",

@@ -108,6 +108,7 @@ def dropout_free_hub(tmp_path_factory):
     return convert_bert(checkpoint, root / "hub", seq_length=32)
 
 
+@pytest.mark.slow
 def test_bert_trains_alike_on_strings_and_on_packed_word_pieces(tiny_ag_news_dir, dropout_free_hub):
     """Same examples in the same order, padding masked: only the work on padding differs."""
     runs = {

@@ -55,6 +55,7 @@ def zipf_tokens(count: int, words: int, seed: int) -> tuple[str, ...]:
     return tuple(f"w{index}" if index else "<eos>" for index in chosen)
 
 
+@pytest.mark.slow
 def test_an_adaptive_softmax_trains_on_its_cluster_only_loss_and_evaluates_the_same():
     """The validation loss that fit reports (each target scored in its own cluster) is the
     one evaluation computes from every word's log-probability, on the trained weights."""

@@ -30,6 +30,9 @@ from kerasformer.training.run_export import worker_export_dir
 from kerasformer.training.run_settings import compared_settings
 from kerasformer.training.trainer import chief_run_directory
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 # Far above the ~45 s two workers take on a loaded 2-core machine; a hung collective
 # (a worker that died or diverged) must fail the test, not stall it.
 WORKERS_DEADLINE_SECONDS = 110

@@ -10,6 +10,9 @@ from kerasformer.training import TrainingConfig, train
 from kerasformer.training.recipes import recipe_phases
 from tests.helpers.processes import WITHOUT_KERASFORMER, run_python, run_python_json
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 
 def phases(recipe, epochs=3, steps=10):
     return recipe_phases(

@@ -282,6 +282,7 @@ def watch_the_lock(monkeypatch, root: Path) -> LockWatch:
     return watch
 
 
+@pytest.mark.slow
 def test_the_lock_is_held_while_training_and_released_after_success_or_failure(
     tmp_path, monkeypatch
 ):
@@ -305,6 +306,7 @@ def test_the_lock_is_held_while_training_and_released_after_success_or_failure(
     assert watch.holders == [os.getpid()] * 2
 
 
+@pytest.mark.slow
 def test_a_run_refused_or_failing_before_its_first_epoch_leaves_nothing(tmp_path, monkeypatch):
     export_dir = tmp_path / "saved_models" / "tiny"
     task = task_named("classification")

@@ -7,6 +7,9 @@ import pytest
 
 from tests.helpers.data import context_ner_sentences, write_conll
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 TINY = {
     "rnn": {"embed_dim": 16, "units": 16},
     "transformer": {"embed_dim": 16, "num_heads": 2, "ff_dim": 32, "num_layers": 1},

@@ -41,6 +41,7 @@ def small_config(data_dir, export_dir=None, **overrides):
     return TrainingConfig(**{**settings, **overrides})
 
 
+@pytest.mark.slow
 def test_same_seed_gives_the_same_metrics_and_another_seed_does_not(tiny_ag_news_dir):
     first = train(small_config(tiny_ag_news_dir), export=False, verbose=0)
     again = train(small_config(tiny_ag_news_dir), export=False, verbose=0)
@@ -54,6 +55,7 @@ def test_same_seed_gives_the_same_metrics_and_another_seed_does_not(tiny_ag_news
     assert first.history["loss"] != other.history["loss"]
 
 
+@pytest.mark.slow
 def test_interrupted_training_keeps_and_exports_what_was_learned(
     tiny_ag_news_dir, tmp_path, monkeypatch
 ):
@@ -86,6 +88,7 @@ def test_existing_export_is_refused_before_any_training(tiny_ag_news_dir, tmp_pa
     assert (export_dir / "keep.txt").read_text() == "earlier work"
 
 
+@pytest.mark.slow
 def test_overwrite_replaces_an_existing_export(tiny_ag_news_dir, tmp_path):
     export_dir = tmp_path / "export"
     export_dir.mkdir()
@@ -152,6 +155,7 @@ def test_validation_split_is_used_for_validation_not_test(tiny_ag_news_dir):
     assert np.isclose(val_acc, result.metrics["validation"]["accuracy"], atol=1e-6)
 
 
+@pytest.mark.slow
 def test_token_id_pipelines_train_exactly_like_strings(tiny_ag_news_dir):
     """Same examples, same order, padding masked: only the work on padding differs."""
     runs = {
@@ -181,6 +185,7 @@ def test_the_default_pipeline_is_bucketed_token_ids():
     assert TrainingConfig(model="bert").resolved_input_pipeline() == "bucketed"
 
 
+@pytest.mark.slow
 def test_training_on_your_own_splits(tiny_ag_news_dir):
     from kerasformer.datasets import LabeledTexts, TextClassificationData
 

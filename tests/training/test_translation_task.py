@@ -21,6 +21,9 @@ from kerasformer.training import TrainingConfig, train
 from tests.helpers.data import reversal_pairs
 from tests.helpers.processes import run_python_json
 
+# Trains or starts several TensorFlow processes per test: out of the quick tier.
+pytestmark = pytest.mark.slow
+
 HELD_OUT = 100  # validation and test pairs each
 TRAIN_PAIRS = 2000
 # Seed 0: validation token accuracy is 1.0 from epoch 3 (transformer) or 4 (RNN) on.

@@ -57,7 +57,6 @@ class Task:
         model = self.entry.model(config.model)
         if config.train_file is None and not is_tfds(config.dataset):
             self.entry.dataset(config.dataset)
-        config.require_paths_exist()
         self.require_readable_files(config)
         recipe = config.recipe or model.default_recipe
         if recipe not in model.recipes:
@@ -68,6 +67,7 @@ class Task:
         require_bert_handles_fit(config.model_options)
         self.require_input_pipeline_fits(config)
         self.settings(config)
+        config.require_paths_exist()
         config.require_numbers_fit()
         self.require_fits_in_memory(config)
 
