@@ -28,6 +28,7 @@ def test_notebook_is_committed_without_outputs_and_reads_the_smoke_parameter(pat
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_notebook_runs_on_a_small_slice(path, monkeypatch, tmp_path):
+    """Slow (15 s to a minute each): a fresh kernel runs every cell, training included."""
     monkeypatch.setenv(SMOKE_VARIABLE, "1")
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "2")
     monkeypatch.setenv("TMPDIR", str(tmp_path))

@@ -213,6 +213,10 @@ def test_predict_reads_texts_from_stdin_one_record_per_line(capsys, monkeypatch,
 def test_convert_bert_then_train_bert_from_local_handles(
     capsys, tiny_bert_checkpoint, tiny_ag_news_dir, tmp_path
 ):
+    """The README's BERT path from the command line: convert a checkpoint, train on it.
+
+    Slow (about 40 s): the conversion and the BERT training are what is checked.
+    """
     hub_dir = tmp_path / "hub"
     code, out, err = run_cli(
         capsys,

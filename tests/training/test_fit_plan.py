@@ -110,7 +110,11 @@ def dropout_free_hub(tmp_path_factory):
 
 @pytest.mark.slow
 def test_bert_trains_alike_on_strings_and_on_packed_word_pieces(tiny_ag_news_dir, dropout_free_hub):
-    """Same examples in the same order, padding masked: only the work on padding differs."""
+    """Same examples in the same order, padding masked: only the work on padding differs.
+
+    Slow (about a minute): it fine-tunes the tiny BERT four times, once per input
+    pipeline, because the equality it checks is between whole training runs.
+    """
     runs = {
         pipeline: train(
             TrainingConfig(
