@@ -12,9 +12,10 @@ language model and a MiniLM question answerer (``convert-bert`` of the offline M
 or ``--bert-dir``, a directory ``convert-bert --out`` wrote). Each command runs as a user
 runs it, ``PYTHON -m kerasformer_command ARGS`` in a fresh interpreter; the time is wall
 time from its start to its first line on standard output (to its exit for help and
-refusals). A second pass of each records which of `HEAVY` it imported. ``--smoke``
-measures once and leaves the question answerer out (CI runs it so the script keeps
-working). Results go to ``bench/results/command_start.json`` (``--output``).
+refusals). A second pass of each records which of `HEAVY` it imported. ``--smoke`` times
+nothing, leaves the question answerer out and only records the imports, which
+``tests/test_bench_command_start.py`` checks in CI. Results go to
+``bench/results/command_start.json`` (``--output``).
 """
 
 from __future__ import annotations
@@ -123,7 +124,9 @@ def make_exports(workdir: Path, python: str, bert_dir: Path | None, with_qa: boo
             run_or_fail(python, [*argv, "--export-dir", workdir / name, "--overwrite"])
     for name in ("classifier", "tagger"):
         if not (workdir / f"{name}.tflite").is_file():
-            run_or_fail(python, ["export-litert", workdir / name, "--out", workdir / f"{name}.tflite"])
+            run_or_fail(
+                python, ["export-litert", workdir / name, "--out", workdir / f"{name}.tflite"]
+            )
     return exports
 
 
@@ -181,10 +184,11 @@ def main() -> None:
     parser.add_argument("--before", metavar="PYTHON",
                         help="an interpreter with the kerasformer to compare against")  # fmt: skip
     parser.add_argument("--bert-dir", type=Path, help="convert-bert's --out, reused")
-    parser.add_argument("--smoke", action="store_true", help="once, no question answerer")
+    parser.add_argument("--smoke", action="store_true",
+                        help="imports only: no timing, no question answerer")  # fmt: skip
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
-    repeats, with_qa = (1, False) if args.smoke else (args.repeats, True)
+    repeats, with_qa = (0, False) if args.smoke else (args.repeats, True)
     args.workdir.mkdir(parents=True, exist_ok=True)
     make_exports(args.workdir, sys.executable, args.bert_dir, with_qa)
     pythons = {"after": sys.executable, **({"before": args.before} if args.before else {})}
@@ -199,9 +203,12 @@ def main() -> None:
         "repeats": repeats,
         "commands": {name: " ".join(["kerasformer", *argv]) for name, argv in commands.items()},
         "median_seconds": {
-            who: {name: statistics.median(values) for name, values in times.items()}
+            who: {
+                name: statistics.median(values) if values else None
+                for name, values in times.items()
+            }
             for who, times in seconds.items()
-        },
+        },  # fmt: skip
         "seconds": seconds,
         "imports": {
             who: {name: imported(python, argv, args.workdir) for name, argv in commands.items()}
@@ -218,7 +225,7 @@ def print_table(report: dict, who: list[str]) -> None:
     header = "".join(f"{name:>10}" for name in who) + ("     ratio" if len(who) == 2 else "")
     print(f"{'median seconds to the first result':<36}{header}   imports (after)")
     for name in medians["after"]:
-        values = [medians[w][name] for w in who]
+        values = [medians[w][name] or float("nan") for w in who]
         ratio = f"{values[0] / values[1]:>10.2f}" if len(values) == 2 else ""
         heavy = ", ".join(imports["after"][name]) or "-"
         print(f"{name:<36}" + "".join(f"{v:>10.2f}" for v in values) + f"{ratio}   {heavy}")
