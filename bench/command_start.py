@@ -82,8 +82,9 @@ def write_data(workdir: Path) -> dict[str, Path]:
         paragraphs.append({"title": f"article {i}", "paragraphs": [
             {"context": context, "qas": questions}]})  # fmt: skip
     files = {
-        "news.csv": "\n".join(rows), "ner.txt": "\n".join(conll), "pairs.tsv": "\n".join(pairs),
-        "story.txt": "\n".join(story), "faq.json": json.dumps({"version": "1.1", "data": paragraphs}),
+        "news.csv": "\n".join(rows), "ner.txt": "\n".join(conll),
+        "pairs.tsv": "\n".join(pairs), "story.txt": "\n".join(story),
+        "faq.json": json.dumps({"version": "1.1", "data": paragraphs}),
     }  # fmt: skip
     paths = {}
     for name, text in files.items():
@@ -153,16 +154,20 @@ def measured_commands(workdir: Path, with_qa: bool) -> dict[str, list[str]]:
         "generate": ["generate", f"{w}/language_model", "The market", "--max-tokens", "5"],
     }
     if with_qa:
-        commands["answer"] = ["answer", f"{w}/question_answerer", "--question",
-                              "Where was she born?", "--context", "Anna Berg was born in Lima."]  # fmt: skip
+        commands["answer"] = [
+            "answer", f"{w}/question_answerer", "--question", "Where was she born?",
+            "--context", "Anna Berg was born in Lima.",
+        ]  # fmt: skip
     return commands
 
 
 def seconds_to_first_line(python: str, argv: list[str]) -> float:
     """Wall time from the start to the first line on stdout, or to the exit if none."""
     started = time.perf_counter()
-    child = subprocess.Popen([python, "-m", "kerasformer_command", *argv],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    child = subprocess.Popen(
+        [python, "-m", "kerasformer_command", *argv],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
     child.stdout.readline()
     elapsed = time.perf_counter() - started
     child.stdout.read()
