@@ -10,7 +10,9 @@ script writes, and read by every interpreter measured: a from-scratch classifier
 its LiteRT model), a BiLSTM tagger (and its LiteRT model), a transformer translator, a
 language model and a MiniLM question answerer (``convert-bert`` of the offline MiniLM,
 or ``--bert-dir``, a directory ``convert-bert --out`` wrote). Each command runs as a user
-runs it, ``PYTHON -m kerasformer_command ARGS`` in a fresh interpreter; the time is wall
+runs it, ``PYTHON -m kerasformer_command ARGS`` in a fresh interpreter, from the temporary
+directory (so each interpreter imports the kerasformer installed for it, not one in the
+working directory); the time is wall
 time from its start to its first line on standard output (to its exit for help and
 refusals). A second pass of each records which of `HEAVY` it imported. ``--smoke`` times
 nothing, leaves the question answerer out and only records the imports, which
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from tempfile import gettempdir
 
 RESULTS = Path(__file__).resolve().parent / "results" / "command_start.json"
 HEAVY = (
@@ -133,7 +136,7 @@ def make_exports(workdir: Path, python: str, bert_dir: Path | None, with_qa: boo
 
 def run_or_fail(python: str, argv: list) -> None:
     result = subprocess.run([python, "-m", "kerasformer_command", *map(str, argv)],
-                            capture_output=True, text=True)  # fmt: skip
+                            capture_output=True, text=True, cwd=gettempdir())  # fmt: skip
     if result.returncode != 0:
         sys.exit(f"{' '.join(map(str, argv))} failed:\n{result.stderr[-3000:]}")
 
@@ -166,7 +169,7 @@ def seconds_to_first_line(python: str, argv: list[str]) -> float:
     started = time.perf_counter()
     child = subprocess.Popen(
         [python, "-m", "kerasformer_command", *argv],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=gettempdir(),
     )  # fmt: skip
     child.stdout.readline()
     elapsed = time.perf_counter() - started
@@ -178,7 +181,8 @@ def seconds_to_first_line(python: str, argv: list[str]) -> float:
 def imported(python: str, argv: list[str], workdir: Path) -> list[str]:
     record = workdir / "imports.json"
     env = {**os.environ, "KF_IMPORTS": str(record), "KF_HEAVY": json.dumps(HEAVY)}
-    subprocess.run([python, "-c", RECORD_IMPORTS, *argv], env=env, capture_output=True)
+    subprocess.run([python, "-c", RECORD_IMPORTS, *argv], env=env, capture_output=True,
+                   cwd=gettempdir())  # fmt: skip
     return json.loads(record.read_text())
 
 
@@ -195,9 +199,10 @@ def main() -> None:
     args = parser.parse_args()
     repeats, with_qa = (0, False) if args.smoke else (args.repeats, True)
     args.workdir.mkdir(parents=True, exist_ok=True)
+    args.workdir = args.workdir.resolve()
     make_exports(args.workdir, sys.executable, args.bert_dir, with_qa)
     pythons = {"after": sys.executable, **({"before": args.before} if args.before else {})}
-    commands = measured_commands(args.workdir.resolve(), with_qa)
+    commands = measured_commands(args.workdir, with_qa)
     seconds = {who: {name: [] for name in commands} for who in pythons}
     for _ in range(repeats):
         for name, argv in commands.items():

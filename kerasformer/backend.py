@@ -96,26 +96,38 @@ class ModuleOnFirstUse(types.ModuleType):
         return f"<module {self.__name__!r}, imported on first use>"
 
 
+@contextlib.contextmanager
+def hidden_modules(*names: str) -> Iterator[None]:
+    """In the block, importing any of ``names`` not imported yet fails as if the package
+    were not installed (``ImportError``); afterwards they import as usual.
+
+    For libraries that import a Keras only to probe it and do without it where none is
+    installed: TensorFlow's own start (Keras's optimizers) and TF-Hub's ``KerasLayer``
+    (Keras 3's saving module, with scikit-learn and matplotlib behind it, which it cannot
+    use and falls back from).
+    """
+    hidden = [name for name in names if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # what an import of a missing module finds: ImportError
+    try:
+        yield
+    finally:
+        for name in hidden:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+
+
 def import_tensorflow_without_keras() -> None:
     """Import TensorFlow, if no one has yet, without the Keras it loads by default.
 
     ``import tensorflow`` imports Keras's optimizers eagerly (tf-keras's, or Keras 3's),
     a second of a command's start, and does without them where no Keras is installed.
-    A process that only serves SavedModels needs none, so both are hidden while
-    TensorFlow loads; a Keras imported afterwards (by a SavedModel that holds an
-    optimizer, or by the caller) loads as usual.
+    A process that only serves SavedModels needs none; a Keras imported afterwards (by
+    a SavedModel that holds an optimizer, or by the caller) loads as usual.
     """
-    if "tensorflow" in sys.modules:
-        return
-    hidden = [name for name in ("keras", "tf_keras") if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # what an import of a missing module finds: ImportError
-    try:
-        import tensorflow  # noqa: F401
-    finally:
-        for name in hidden:
-            if name in sys.modules and sys.modules[name] is None:
-                del sys.modules[name]
+    if "tensorflow" not in sys.modules:
+        with hidden_modules("keras", "tf_keras"):
+            import tensorflow  # noqa: F401
 
 
 def is_tensor(value) -> bool:
@@ -173,6 +185,6 @@ def without_layer_traces() -> Iterator[None]:
 
 __all__ = [
     "ENVIRONMENT_VARIABLE", "KERAS_VERSION", "ModuleOnFirstUse", "chosen_keras_version",
-    "global_dtype_policy", "import_tensorflow_without_keras", "is_tensor", "keras",
-    "serializable", "tf", "without_layer_traces",
+    "global_dtype_policy", "hidden_modules", "import_tensorflow_without_keras", "is_tensor",
+    "keras", "serializable", "tf", "without_layer_traces",
 ]  # fmt: skip

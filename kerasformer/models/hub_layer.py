@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tensorflow_hub as hub
 
-from kerasformer.backend import serializable
+from kerasformer.backend import hidden_modules, serializable
 
 # An encoder SavedModel's variable saying its gradient compiles once under XLA; only
 # `kerasformer convert-bert`'s encoders have it (`GatheredPositionEmbedding` says why).
@@ -26,7 +26,10 @@ class HubLayer(hub.KerasLayer):
         # only once the package is imported; loading the handle would fail without them.
         import tensorflow_text  # noqa: F401
 
-        super().__init__(handle, **kwargs)
+        # TF-Hub probes Keras 3's saving module before it falls back to TensorFlow's;
+        # hidden, Keras 3 (and scikit-learn and matplotlib behind it) stays unloaded.
+        with hidden_modules("keras"):
+            super().__init__(handle, **kwargs)
 
     @property
     def xla_compiles_gradient_once(self) -> bool:
