@@ -1,13 +1,10 @@
 """The ``kerasformer`` console script: it chooses tf-keras for the whole process first.
 
-Every command runs on tf-keras. Left alone, a command's process would also load Keras 3
-twice over: ``import tensorflow`` imports it for ``tf.keras``, and ``import kerasformer``
-imports `kerasformer.layers` on it (with scikit-learn and SciPy behind it). No command uses
-it, and it is about a third of a command's start: ``kerasformer --help`` took 5.8 s this
-way against 8.2 s without (medians of 5 on a 2-core CPU, ``bench/command_start.py``).
-Both choices are environment variables read at the first import, which is why they are
-set here, in a module outside the package, whose import would come too late; a value the
-user has set wins.
+Every command runs on tf-keras. Left alone, a command's process would also load Keras 3:
+``import tensorflow`` imports it for ``tf.keras``. No command uses it. Both choices are
+environment variables read at the first import, which is why they are set here, in a
+module outside the package, whose import would come too late; a value the user has set
+wins. Help pages and argument refusals import neither (``bench/command_start.py``).
 
 Nothing depends on them: ``python -m kerasformer.cli.main`` and
 `kerasformer.cli.main.main` run the same commands without them, only slower to start.
