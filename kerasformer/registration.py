@@ -44,20 +44,23 @@ KERAS3_LAYERS = "kerasformer.layers"
 def register_on_import() -> None:
     """Register kerasformer's classes with each Keras as it is (or once it is) imported."""
     wrapt.register_post_import_hook(_register_keras3_layers, "keras")
+    # Before TF-Hub's own hook, which puts the real HubLayer in this stand-in's place.
+    wrapt.register_post_import_hook(_hold_hub_layer_place, "tf_keras")
     for library, modules in REGISTERED_MODULES.items():
         wrapt.register_post_import_hook(_importer(modules), library)
 
 
 def _importer(modules: tuple[str, ...]):
-    def import_modules(library) -> None:
+    def import_modules(_library) -> None:
         for module in modules:
             importlib.import_module(module)
-        if library.__name__ == "tf_keras" and "tensorflow_hub" not in sys.modules:
-            library.saving.register_keras_serializable("kerasformer", "HubLayer")(
-                HubLayerOnFirstUse
-            )
 
     return import_modules
+
+
+def _hold_hub_layer_place(tf_keras) -> None:
+    if "tensorflow_hub" not in sys.modules:
+        tf_keras.saving.register_keras_serializable("kerasformer", "HubLayer")(HubLayerOnFirstUse)
 
 
 class HubLayerOnFirstUse:
