@@ -81,7 +81,9 @@ class QuestionAnswerer:
         self.windows = SpanWindows(preprocess, seq_length, doc_stride, max_question_tokens)
         self.max_answer_tokens = max_answer_tokens
         self.null_threshold = None if null_threshold is None else float(null_threshold)
-        self._answer_batch = tf.function(self.answer_tensors, reduce_retracing=True)
+        # Any batch size: traced once, not again for the second size it meets.
+        batch = tf.TensorSpec([None], tf.string)
+        self._answer_batch = tf.function(self.answer_tensors, input_signature=[batch, batch])
 
     @property
     def settings(self) -> dict:

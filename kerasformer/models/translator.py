@@ -206,8 +206,10 @@ class Translator:
     def _translate_function(self, beam_width: int):
         functions = self.__dict__.setdefault("_functions", {})
         if beam_width not in functions:
+            # Any number of sentences: traced once, not again for the second batch size.
             functions[beam_width] = tf.function(
-                lambda texts: self.translate_tensor(texts, beam_width), reduce_retracing=True
+                lambda texts: self.translate_tensor(texts, beam_width),
+                input_signature=[tf.TensorSpec([None], tf.string)],
             )
         return functions[beam_width]
 

@@ -145,7 +145,10 @@ def predict_probabilities(
     classifier = TextClassifier.of(model)
     if len(texts) == 0:
         return np.zeros((0, classifier.model.output_shape[-1]), np.float32)
-    classify = tf.function(classifier.string_function(), reduce_retracing=True)
+    # Traced once for every batch size (the last batch is smaller).
+    classify = tf.function(
+        classifier.string_function(), input_signature=[tf.TensorSpec([None], tf.string)]
+    )
     order = np.argsort([len(text) for text in texts], kind="stable")
     ordered = tf.constant([texts[i] for i in order], dtype=tf.string)
     batches = tf.data.Dataset.from_tensor_slices(ordered).batch(batch_size)
