@@ -26,15 +26,17 @@ from tests.helpers.bert import write_tiny_bert_checkpoint
 from tests.helpers.data import (
     QA_WINDOWS,
     ner_words,
+    synthetic_ner_sentences,
     synthetic_rows,
     write_ag_csv,
+    write_conll,
     write_synthetic_squad,
 )
 from tests.helpers.processes import run_console_script
 
 # Session fixtures that take minutes to make. pytest-xdist makes each once per worker, so
 # the tests that use one run on one worker (setup.cfg: --dist loadgroup).
-SHARED_ON_ONE_WORKER = ("trained_bbc", "minilm_hub", "trained_question_answerer")
+SHARED_ON_ONE_WORKER = ("trained_bbc", "minilm_hub", "trained_question_answerer", "tiny_taggers")
 # A test that uses one of these is slow (tests/README.md): each trains or converts for
 # tens of seconds before the test starts.
 SLOW_FIXTURES = (*SHARED_ON_ONE_WORKER, "minilm_preprocess")
@@ -43,15 +45,27 @@ SLOW_FIXTURES = (*SHARED_ON_ONE_WORKER, "minilm_preprocess")
 # Before pytest-xdist's own hook reads the groups: added after it, they group nothing.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
+    shared_by_module = {}
     for item in items:
         if any(name in item.fixturenames for name in SLOW_FIXTURES):
             item.add_marker(pytest.mark.slow)
-        shared = [name for name in SHARED_ON_ONE_WORKER if name in item.fixturenames]
+        shared = shared_fixture(item)
+        if shared and uses_a_module_fixture(item):
+            shared_by_module.setdefault(item.module.__name__, shared)
+    for item in items:
+        shared = shared_fixture(item)
         if shared:
-            item.add_marker(pytest.mark.xdist_group(shared[0]))
+            item.add_marker(pytest.mark.xdist_group(shared))
         elif uses_a_module_fixture(item):
-            # A module fixture is made once per worker too: its tests stay together.
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+            # A module fixture is made once per worker too: its tests stay together, on
+            # the worker of the shared fixture some of them need, if any.
+            module = item.module.__name__
+            item.add_marker(pytest.mark.xdist_group(shared_by_module.get(module, module)))
+
+
+def shared_fixture(item) -> str | None:
+    """The first of `SHARED_ON_ONE_WORKER` the test uses, if any."""
+    return next((name for name in SHARED_ON_ONE_WORKER if name in item.fixturenames), None)
 
 
 def uses_a_module_fixture(item) -> bool:
@@ -106,6 +120,44 @@ def tiny_transformer(tiny_ag_news_dir, tmp_path_factory):
         model_options=options, export_dir=str(export_dir),
     )  # fmt: skip
     return train(config, verbose=0)
+
+
+# The from-scratch taggers' sizes: as small as still learns the synthetic templates.
+TINY_TAGGER_FLAGS = {
+    "rnn": ["--embed-dim", "16", "--units", "16"],
+    "transformer": ["--embed-dim", "16", "--num-heads", "2", "--ff-dim", "32",
+                    "--num-layers", "1"],
+}  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def tiny_ner_files(tmp_path_factory) -> dict[str, Path]:
+    """Synthetic CoNLL files: 160 training sentences, 40 test sentences."""
+    root = tmp_path_factory.mktemp("tiny_ner")
+    return {
+        "train": write_conll(root / "train.txt", synthetic_ner_sentences(160, seed=0)),
+        "test": write_conll(root / "test.txt", synthetic_ner_sentences(40, seed=1)),
+    }
+
+
+@pytest.fixture(scope="session")
+def tiny_taggers(tiny_ner_files, tmp_path_factory) -> dict[str, Path]:
+    """The BiLSTM and the transformer tagger (`TINY_TAGGER_FLAGS`), each trained by
+    ``kerasformer train --task ner`` on `tiny_ner_files` for 6 epochs and exported with a
+    TF Serving version folder, ``1/``: model name -> export directory."""
+    from tests.helpers.cli import run_cli_in_fixture
+
+    root = tmp_path_factory.mktemp("tiny_taggers")
+    for model, flags in TINY_TAGGER_FLAGS.items():
+        code, out, err = run_cli_in_fixture(
+            "train", "--task", "ner", "--model", model, "--train-file",
+            str(tiny_ner_files["train"]), "--test-file", str(tiny_ner_files["test"]),
+            "--epochs", "6", "--learning-rate", "0.01", "--batch-size", "16",
+            "--export-dir", str(root / model), "--serving-version", "1", *flags,
+        )  # fmt: skip
+        assert code == 0, err
+        assert "1/ for TF Serving" in out.splitlines()[-1]
+    return {model: root / model for model in TINY_TAGGER_FLAGS}
 
 
 @pytest.fixture(scope="session")

@@ -6,8 +6,7 @@ import json
 import pytest
 
 from tests.helpers.cli import run_cli_in_fixture
-from tests.helpers.data import synthetic_ner_sentences, write_conll
-from tests.helpers.processes import WITHOUT_KERASFORMER, run_kerasformer, run_python_json
+from tests.helpers.processes import WITHOUT_KERASFORMER, run_commands, run_python_json
 
 # Trains or starts several TensorFlow processes per test: out of the quick tier.
 pytestmark = pytest.mark.slow
@@ -21,35 +20,22 @@ TEXTS = [
 MODELS = ["rnn", "transformer", "bert"]
 
 
-def tiny_flags(model: str, tiny_ner_bert) -> list[str]:
-    return {
-        "rnn": ["--embed-dim", "16", "--units", "16"],
-        "transformer": ["--embed-dim", "16", "--num-heads", "2", "--ff-dim", "32",
-                        "--num-layers", "1"],
-        "bert": ["--preprocess", str(tiny_ner_bert.preprocess), "--encoder",
-                 str(tiny_ner_bert.encoder), "--seq-length", "8", "--doc-stride", "3",
-                 "--fine-tune-learning-rate", "5e-3", "--epochs", "10"],
-    }[model]  # fmt: skip
-
-
 @pytest.fixture(scope="module")
-def exports(tmp_path_factory, tiny_ner_bert):
-    root = tmp_path_factory.mktemp("ner")
-    train = write_conll(root / "train.txt", synthetic_ner_sentences(160, seed=0))
-    test = write_conll(root / "test.txt", synthetic_ner_sentences(40, seed=1))
-    made = {}
-    for model in MODELS:
-        flags = tiny_flags(model, tiny_ner_bert)
-        made[model] = root / model
-        code, out, err = run_cli_in_fixture(
-            "train", "--task", "ner", "--model", model, "--train-file", str(train),
-            "--test-file", str(test), "--epochs", "6", "--learning-rate", "0.01",
-            "--batch-size", "16", "--export-dir", str(made[model]), "--serving-version", "1",
-            *flags,
-        )  # fmt: skip
-        assert code == 0, err
-        assert "1/ for TF Serving" in out.splitlines()[-1]
-    return made
+def exports(tiny_taggers, tiny_ner_files, tiny_ner_bert, tmp_path_factory):
+    """The from-scratch taggers (a session fixture, shared with the LiteRT tests) and a
+    tiny BERT tagger trained here on the same files: model name -> export directory."""
+    export_dir = tmp_path_factory.mktemp("ner") / "bert"
+    code, out, err = run_cli_in_fixture(
+        "train", "--task", "ner", "--model", "bert", "--train-file",
+        str(tiny_ner_files["train"]), "--test-file", str(tiny_ner_files["test"]),
+        "--epochs", "10", "--learning-rate", "0.01", "--batch-size", "16",
+        "--export-dir", str(export_dir), "--serving-version", "1",
+        "--preprocess", str(tiny_ner_bert.preprocess), "--encoder", str(tiny_ner_bert.encoder),
+        "--seq-length", "8", "--doc-stride", "3", "--fine-tune-learning-rate", "5e-3",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "1/ for TF Serving" in out.splitlines()[-1]
+    return {**tiny_taggers, "bert": export_dir}
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -64,26 +50,52 @@ def test_training_reports_entity_scores_per_epoch_and_per_type(exports, model):
     assert test["f1"] > 0.5, test
 
 
-@pytest.mark.parametrize("model", MODELS)
-def test_the_saved_model_serves_what_tag_prints_without_kerasformer(exports, model):
-    tagged = run_kerasformer("tag", str(exports[model]), *TEXTS, "--json")
-    assert tagged.returncode == 0, tagged.stderr
-    records = [json.loads(line) for line in tagged.stdout.splitlines()]
-    served = run_python_json(
-        WITHOUT_KERASFORMER
-        + """
-import json, sys
+@pytest.fixture(scope="module")
+def tagged(exports):
+    """What ``kerasformer tag`` prints: ``(model, "json")`` for each model's records of
+    TEXTS, ``("rnn", "text")`` for the first text marked up; every command in one fresh
+    process (TensorFlow started once)."""
+    commands = {(model, "json"): ["tag", str(exports[model]), *TEXTS, "--json"] for model in MODELS}
+    commands["rnn", "text"] = ["tag", str(exports["rnn"]), TEXTS[0]]
+    return dict(zip(commands, run_commands(*commands.values()), strict=True))
+
+
+# Each export's signature on TEXTS and on one empty text, in a process without
+# kerasformer; the BERT export last, after importing TF Text, which its tokeniser's ops
+# need: the from-scratch exports are served by TensorFlow alone.
+SERVE_EACH_WITHOUT_KERASFORMER = (
+    WITHOUT_KERASFORMER
+    + """
+import json
 import tensorflow as tf
-if sys.argv[3] == "bert":
-    import tensorflow_text  # its tokeniser's ops; a from-scratch export needs TF only
-out = tf.saved_model.load(sys.argv[1]).signatures["serving_default"](
-    inputs=tf.constant(json.loads(sys.argv[2])))
-empty = tf.saved_model.load(sys.argv[1]).signatures["serving_default"](inputs=tf.constant([""]))
-assert empty["entity_counts"].numpy().tolist() == [0] and empty["words"].shape == (1, 0)
-print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}, default=lambda b: b.decode()))
-""",
-        str(exports[model]), json.dumps(TEXTS), model,
-    )  # fmt: skip
+texts, served = json.loads(sys.argv[1]), {}
+for model, export_dir in json.loads(sys.argv[2]):
+    if model == "bert":
+        import tensorflow_text
+    signature = tf.saved_model.load(export_dir).signatures["serving_default"]
+    out = signature(inputs=tf.constant(texts))
+    empty = signature(inputs=tf.constant([""]))
+    assert empty["entity_counts"].numpy().tolist() == [0] and empty["words"].shape == (1, 0)
+    served[model] = {k: v.numpy().tolist() for k, v in out.items()}
+print(json.dumps(served, default=lambda b: b.decode()))
+"""
+)
+
+
+@pytest.fixture(scope="module")
+def served_without_kerasformer(exports):
+    pairs = [(model, str(exports[model])) for model in MODELS]
+    return run_python_json(SERVE_EACH_WITHOUT_KERASFORMER, json.dumps(TEXTS), json.dumps(pairs))
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_the_saved_model_serves_what_tag_prints_without_kerasformer(
+    tagged, served_without_kerasformer, model
+):
+    result = tagged[model, "json"]
+    assert result["code"] == 0, result["stderr"]
+    records = [json.loads(line) for line in result["stdout"].splitlines()]
+    served = served_without_kerasformer[model]
     for row, (text, record) in enumerate(zip(TEXTS, records, strict=True)):
         count = served["entity_counts"][row]
         entities = [
@@ -101,10 +113,10 @@ print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}, default=lambda
     assert any(e["type"] == "LOC" and e["text"] == "New York" for e in records[0]["entities"])
 
 
-def test_tag_marks_entities_in_the_text(exports):
-    result = run_kerasformer("tag", str(exports["rnn"]), TEXTS[0])
-    assert result.returncode == 0, result.stderr
-    assert "[New York]LOC" in result.stdout
+def test_tag_marks_entities_in_the_text(tagged):
+    result = tagged["rnn", "text"]
+    assert result["code"] == 0, result["stderr"]
+    assert "[New York]LOC" in result["stdout"]
 
 
 @pytest.mark.parametrize("model", ["rnn", "bert"])

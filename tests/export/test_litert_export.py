@@ -10,7 +10,7 @@ from kerasformer.errors import KerasformerError
 from kerasformer.litert import LiteRTClassifier
 from kerasformer.litert.tagger import LiteRTTagger
 from kerasformer.loading import ExportedClassifier
-from tests.helpers.data import synthetic_ner_sentences, synthetic_rows, write_conll
+from tests.helpers.data import synthetic_ner_sentences, synthetic_rows
 from tests.helpers.processes import run_commands, run_python, run_python_json
 
 # Trains or starts several TensorFlow processes per test: out of the quick tier.
@@ -136,25 +136,17 @@ def test_the_models_use_builtin_ops_and_quantisation_shrinks_them(
 
 
 @pytest.fixture(scope="module")
-def tagger_models(tmp_path_factory):
+def tagger_models(tiny_taggers, tmp_path_factory):
+    """``MODEL-QUANTIZE.tflite`` of each of `tiny_taggers`, without and with dynamic
+    quantisation, and the taggers' exports themselves, as ``MODEL``."""
     root = tmp_path_factory.mktemp("litert_tagger")
-    train = write_conll(root / "train.txt", synthetic_ner_sentences(160, seed=0))
-    test = write_conll(root / "test.txt", synthetic_ner_sentences(40, seed=1))
-    small = {"rnn": ["--embed-dim", "16", "--units", "16"],
-             "transformer": ["--embed-dim", "16", "--num-heads", "2", "--ff-dim", "32",
-                             "--num-layers", "1"]}  # fmt: skip
     commands = []
-    for model, flags in small.items():
-        commands.append([
-            "train", "--task", "ner", "--model", model, "--train-file", str(train),
-            "--test-file", str(test), "--epochs", "6", "--learning-rate", "0.01",
-            "--batch-size", "16", "--export-dir", str(root / model), *flags,
-        ])  # fmt: skip
+    for model, export_dir in tiny_taggers.items():
+        (root / model).symlink_to(export_dir, target_is_directory=True)
         for quantize in ("none", "dynamic"):
             out = root / f"{model}-{quantize}.tflite"
-            commands.append([
-                "export-litert", str(root / model), "--out", str(out), "--quantize", quantize,
-            ])  # fmt: skip
+            commands.append(["export-litert", str(export_dir), "--out", str(out),
+                             "--quantize", quantize])  # fmt: skip
     for result in run_commands(*commands, timeout=900):
         assert result["code"] == 0, result["stderr"][-2000:]
     return root
