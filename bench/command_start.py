@@ -123,22 +123,42 @@ def make_exports(workdir: Path, python: str, bert_dir: Path | None, with_qa: boo
             data["faq.json"], "--preprocess", bert / "preprocess", "--encoder", bert / "encoder",
             "--seq-length", "64", "--epochs", "1", "--batch-size", "8",
         ]  # fmt: skip
-    for name, argv in exports.items():
-        if not (workdir / name / "saved_model.pb").is_file():
-            run_or_fail(python, [*argv, "--export-dir", workdir / name, "--overwrite"])
-    for name in ("classifier", "tagger"):
-        if not (workdir / f"{name}.tflite").is_file():
-            run_or_fail(
-                python, ["export-litert", workdir / name, "--out", workdir / f"{name}.tflite"]
-            )
+    to_make = [
+        [*argv, "--export-dir", workdir / name, "--overwrite"]
+        for name, argv in exports.items()
+        if not (workdir / name / "saved_model.pb").is_file()
+    ]
+    to_make += [
+        ["export-litert", workdir / name, "--out", workdir / f"{name}.tflite"]
+        for name in ("classifier", "tagger")
+        if not (workdir / f"{name}.tflite").is_file()
+    ]
+    run_or_fail(python, *to_make)
     return exports
 
 
-def run_or_fail(python: str, argv: list) -> None:
-    result = subprocess.run([python, "-m", "kerasformer_command", *map(str, argv)],
-                            capture_output=True, text=True, cwd=gettempdir())  # fmt: skip
+# Runs each command line given as JSON with the console script's main, one after the
+# other in this one interpreter (the exports are made once; how is not measured), and
+# stops at the first that fails.
+RUN_EACH = """
+import json, sys
+import kerasformer_command
+for argv in json.loads(sys.argv[1]):
+    code = kerasformer_command.main(argv)
+    if code:
+        sys.exit(f"{' '.join(argv)} failed with status {code}")
+"""
+
+
+def run_or_fail(python: str, *commands: list) -> None:
+    """Run the ``kerasformer`` command lines in one fresh interpreter; exit if one fails."""
+    if not commands:
+        return
+    argvs = json.dumps([list(map(str, argv)) for argv in commands])
+    result = subprocess.run([python, "-c", RUN_EACH, argvs], capture_output=True, text=True,
+                            cwd=gettempdir())  # fmt: skip
     if result.returncode != 0:
-        sys.exit(f"{' '.join(map(str, argv))} failed:\n{result.stderr[-3000:]}")
+        sys.exit(f"making the exports failed:\n{result.stderr[-3000:]}")
 
 
 def measured_commands(workdir: Path, with_qa: bool) -> dict[str, list[str]]:
