@@ -32,6 +32,7 @@ from tests.helpers.data import (
     write_conll,
     write_synthetic_squad,
 )
+from tests.helpers.made_once import made_once
 from tests.helpers.processes import run_console_script
 
 # Session fixtures that take minutes to make. pytest-xdist makes each once per worker, so
@@ -162,27 +163,37 @@ def tiny_taggers(tiny_ner_files, tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="session")
 def tiny_bert_checkpoint(tmp_path_factory) -> Path:
-    return write_tiny_bert_checkpoint(tmp_path_factory.mktemp("tiny_bert") / "hf")
+    """A tiny random BERT in HuggingFace's files, written once for every worker."""
+    return made_once(tmp_path_factory, "tiny_bert_checkpoint", write_tiny_bert_checkpoint)
 
 
 @pytest.fixture(scope="session")
 def tiny_hub_bert(tiny_bert_checkpoint, tmp_path_factory):
-    """The tiny BERT in TF-Hub format (preprocess + encoder), converted once per session."""
+    """The tiny BERT in TF-Hub format (preprocess + encoder), converted once for every
+    worker (a conversion takes about 12 s)."""
+    from kerasformer.convert.convert_bert import HubBert
     from kerasformer.export import convert_bert
 
-    return convert_bert(
-        tiny_bert_checkpoint, tmp_path_factory.mktemp("hub") / "tiny", seq_length=32
-    )
+    out = made_once(
+        tmp_path_factory, "tiny_hub_bert",
+        lambda directory: convert_bert(tiny_bert_checkpoint, directory, seq_length=32),
+    )  # fmt: skip
+    return HubBert(preprocess=out / "preprocess", encoder=out / "encoder")
 
 
 @pytest.fixture(scope="session")
 def tiny_ner_bert(tmp_path_factory):
-    """A tiny random BERT whose vocabulary holds the synthetic NER words, in TF-Hub format."""
+    """A tiny random BERT whose vocabulary holds the synthetic NER words, in TF-Hub format,
+    converted once for every worker."""
+    from kerasformer.convert.convert_bert import HubBert
     from kerasformer.export import convert_bert
 
-    root = tmp_path_factory.mktemp("tiny_ner_bert")
-    checkpoint = write_tiny_bert_checkpoint(root / "hf", extra_words=ner_words())
-    return convert_bert(checkpoint, root / "hub", seq_length=32)
+    def make(directory: Path) -> None:
+        checkpoint = write_tiny_bert_checkpoint(directory / "hf", extra_words=ner_words())
+        convert_bert(checkpoint, directory / "hub", seq_length=32)
+
+    out = made_once(tmp_path_factory, "tiny_ner_bert", make) / "hub"
+    return HubBert(preprocess=out / "preprocess", encoder=out / "encoder")
 
 
 @pytest.fixture(scope="session")
