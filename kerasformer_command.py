@@ -4,7 +4,8 @@ Every command runs on tf-keras. Left alone, a command's process would also load 
 ``import tensorflow`` imports it for ``tf.keras``. No command uses it. Both choices are
 environment variables read at the first import, which is why they are set here, in a
 module outside the package, whose import would come too late; a value the user has set
-wins. Help pages and argument refusals import neither (``bench/command_start.py``).
+wins. Help pages and argument refusals import neither (``bench/command_start.py``). JAX,
+which TensorFlow imports where it is installed, is hidden from the command's process.
 
 Nothing depends on them: ``python -m kerasformer.cli.main`` and
 `kerasformer.cli.main.main` run the same commands without them, only slower to start.
@@ -33,9 +34,14 @@ def use_tf_keras_only() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run ``kerasformer ARGV`` (`kerasformer.cli.main.main`) on tf-keras alone."""
     use_tf_keras_only()
+    from kerasformer.backend import hidden_modules
     from kerasformer.cli.main import main as run_command_line
 
-    return run_command_line(argv)
+    # Where JAX is installed, `import tensorflow` imports it too (half a second), for
+    # tf.lite's converter of JAX functions, which no command uses; hidden, TensorFlow
+    # does without it.
+    with hidden_modules("jax"):
+        return run_command_line(argv)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from tempfile import gettempdir
 RESULTS = Path(__file__).resolve().parent / "results" / "command_start.json"
 HEAVY = (
     "tensorflow", "tf_keras", "keras", "official", "tensorflow_hub", "tensorflow_text",
-    "sentencepiece", "sklearn", "matplotlib", "ai_edge_litert",
+    "sentencepiece", "sklearn", "matplotlib", "ai_edge_litert", "jax",
 )  # fmt: skip
 # Runs the console script's main and, at exit, writes which of HEAVY were imported.
 RECORD_IMPORTS = """

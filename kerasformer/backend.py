@@ -183,8 +183,30 @@ def without_layer_traces() -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def without_optimizer(model) -> Iterator[None]:
+    """``tf.saved_model.save`` in the block leaves ``model``'s optimizer out, with its slots.
+
+    What ``model.save(save_format="tf", include_optimizer=False)`` does, for a SavedModel
+    whose root is not the model. Serving needs no optimizer; Adam's two slots per weight
+    would triple a BERT export's variables, and a SavedModel holding tf-keras's legacy
+    optimizer (the Model Garden's AdamW is one) makes ``tf.saved_model.load`` import
+    tf-keras. The optimizer is the model's again after the block.
+    """
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is None:
+        yield
+        return
+    model.optimizer = None
+    model._delete_tracking("optimizer")  # what tf-keras's own include_optimizer=False does
+    try:
+        yield
+    finally:
+        model.optimizer = optimizer
+
+
 __all__ = [
     "ENVIRONMENT_VARIABLE", "KERAS_VERSION", "ModuleOnFirstUse", "chosen_keras_version",
     "global_dtype_policy", "hidden_modules", "import_tensorflow_without_keras", "is_tensor",
-    "keras", "serializable", "tf", "without_layer_traces",
+    "keras", "serializable", "tf", "without_layer_traces", "without_optimizer",
 ]  # fmt: skip

@@ -60,12 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kerasformer.loading.question_answerer import load_question_answerer
-
     if args.plot:
         require_output_file(args.plot, "--plot", args.overwrite)
     inputs = with_problems(read_pairs(args), pair_problem)
-    answerer = load_question_answerer(args.model)
+    answerer = load_answerer(args.model, token_probabilities=bool(args.plot))
     records = records_for(inputs, lambda lines: answer_all(answerer, lines))
     status = print_records(inputs, records, args.json, answer_lines)
     if args.plot and records[0]["status"] == "ok":
@@ -74,6 +72,20 @@ def run(args: argparse.Namespace) -> int:
         path = save_picture(figure, args.plot, "--plot", args.overwrite)
         print(f"Probabilities written to {path}", file=sys.stderr if args.json else sys.stdout)
     return status
+
+
+def load_answerer(model: Path, token_probabilities: bool):
+    """The export's own SavedModel signature, which needs no Keras or TF-Hub, where it
+    gives all that is asked; else the Keras model: --plot's token probabilities, and an
+    export written before the signature gave its no-answer score."""
+    from kerasformer.loading.exported_question_answerer import ExportedQuestionAnswerer
+    from kerasformer.loading.question_answerer import load_question_answerer
+
+    if not token_probabilities:
+        answerer = ExportedQuestionAnswerer.load_if_complete(model)
+        if answerer is not None:
+            return answerer
+    return load_question_answerer(model)
 
 
 def read_pairs(args: argparse.Namespace) -> list[InputText]:

@@ -44,10 +44,10 @@ def run(args: argparse.Namespace) -> int:
         from kerasformer.litert.tagger import LiteRTTagger
 
         tagger = LiteRTTagger(args.model)
-    else:
-        from kerasformer.loading.tagger import load_tagger
+    else:  # the export's own signature: TensorFlow (and TF Text's ops) alone
+        from kerasformer.loading.exported_tagger import ExportedTagger
 
-        tagger = load_tagger(args.model)
+        tagger = ExportedTagger(args.model)
     records = records_for(inputs, tagger.tag)
     status = print_records(inputs, records, args.json, marked_text)
     if args.plot and records[0]["status"] == "ok":

@@ -22,14 +22,12 @@ from pathlib import Path
 from kerasformer.backend import tf
 from kerasformer.export.saved_model_files import write_saved_model
 from kerasformer.files.text_files import write_settings
+from kerasformer.loading.exported_question_answerer import CONTEXT_INPUT, QUESTION_INPUT
 from kerasformer.loading.question_answerer import (  # noqa: F401  (its old home)
     SETTINGS_FILE,
     load_question_answerer,
 )
 from kerasformer.models.question_answerer import QuestionAnswerer
-
-QUESTION_INPUT = "question"
-CONTEXT_INPUT = "context"
 
 
 class QuestionAnswererServing(tf.Module):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kerasformer.backend import keras, tf, without_layer_traces
+from kerasformer.backend import keras, tf, without_layer_traces, without_optimizer
 from kerasformer.loading.exported_classifier import INPUT_NAME
 from kerasformer.loading.keras_model import KERAS_FILE
 
@@ -25,8 +25,10 @@ def write_saved_model(
     directory: str | Path, serving: tf.Module, signatures: dict, model: keras.Model
 ) -> None:
     """Save ``serving`` into ``directory`` with ``signatures`` (name: traced function),
-    and ``model`` beside it as ``model.keras``."""
-    save_signatures(serving, directory, signatures)
+    and ``model`` beside it as ``model.keras`` (with its optimizer, to train further; the
+    SavedModel has none)."""
+    with without_optimizer(model):
+        save_signatures(serving, directory, signatures)
     model.save(Path(directory) / KERAS_FILE)
 
 

@@ -55,6 +55,17 @@ def require_intact_export(directory: str | Path, kind: ExportKind) -> Path:
     the files that kind needs, the SavedModel whole (every variable read back, so a
     damaged value fails its checksum here) and ``model.keras``. Returns the directory.
     """
+    directory = require_export_files(directory, kind)
+    require_saved_model_files(directory)
+    require_parsable_saved_model(directory / SAVED_MODEL_FILE)
+    require_readable_variables(directory)
+    require_intact_keras_file(directory / KERAS_FILE)
+    return directory
+
+
+def require_export_files(directory: str | Path, kind: ExportKind) -> Path:
+    """The checks of `require_intact_export` that read no file's contents (and import
+    no TensorFlow): a directory, of ``kind``, with every file that kind needs."""
     directory = Path(directory)
     if not directory.is_dir():
         raise KerasformerError(
@@ -71,10 +82,6 @@ def require_intact_export(directory: str | Path, kind: ExportKind) -> Path:
             )
         if path.stat().st_size == 0:
             raise damaged(path)
-    require_saved_model_files(directory)
-    require_parsable_saved_model(directory / SAVED_MODEL_FILE)
-    require_readable_variables(directory)
-    require_intact_keras_file(directory / KERAS_FILE)
     return directory
 
 
@@ -185,9 +192,8 @@ def require_parsable_saved_model(path: Path):
 def import_op_libraries(saved_model) -> None:
     """Make the ops a parsed SavedModel's graph uses known to TensorFlow before it loads.
 
-    TensorFlow knows TF Text's ops (BERT's preprocess models) only once ``tensorflow_text``
-    is imported; an export of a from-scratch model uses core ops alone and skips that
-    import, which costs most of a second.
+    TensorFlow knows TF Text's ops (BERT's preprocess models) only once their libraries
+    are loaded; an export of a from-scratch model uses core ops alone and skips them.
     """
     from tensorflow.python.framework import op_def_registry
 
@@ -196,7 +202,31 @@ def import_op_libraries(saved_model) -> None:
     ops = {node.op for node in graph.node}
     ops.update(node.op for function in graph.library.function for node in function.node_def)
     if any(op not in functions and op_def_registry.get(op) is None for op in ops):
+        load_text_op_libraries()
+
+
+def load_text_op_libraries() -> None:
+    """Register TF Text's ops by loading its kernel libraries, as its own modules do.
+
+    Not ``import tensorflow_text``: its package imports its Keras layers, and with them a
+    whole Keras (a second and a half), which serving a SavedModel does not use. Where
+    the libraries are not found as files, the package is imported after all.
+    """
+    import importlib.util
+
+    import tensorflow as tf
+
+    spec = importlib.util.find_spec("tensorflow_text")
+    if spec is None or spec.origin is None:
+        raise KerasformerError(
+            "this export uses TF Text's ops (a BERT preprocess model); install them with "
+            "pip install tensorflow-text."
+        )
+    libraries = sorted((Path(spec.origin).parent / "python" / "ops").glob("_*.so"))
+    if not libraries:
         import tensorflow_text  # noqa: F401
+    for library in libraries:
+        tf.load_op_library(str(library))
 
 
 def require_intact_keras_file(path: Path) -> None:

@@ -9,6 +9,8 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
         "exported_classifier": ["ExportedClassifier", "Predictions"],
+        "exported_question_answerer": ["ExportedQuestionAnswerer"],
+        "exported_tagger": ["ExportedTagger"],
         "generator": ["load_generator"],
         "keras_model": ["load_keras_model"],
         "question_answerer": ["load_question_answerer"],

@@ -9,20 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
-from kerasformer.backend import import_tensorflow_without_keras, tf
+from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
-from kerasformer.files.export_files import (
-    REEXPORT,
-    SAVED_MODEL_FILE,
-    VARIABLES_INDEX,
-    damaged,
-    import_op_libraries,
-    require_parsable_saved_model,
-    require_saved_model_files,
-    variables_data_files,
-)
+from kerasformer.files.export_files import REEXPORT, damaged, require_saved_model_files
 from kerasformer.files.export_kind import CLASSIFIER, require_export_kind
 from kerasformer.loading.keras_model import KERAS_FILE, load_keras_model  # noqa: F401
+from kerasformer.loading.serving_function import load_serving_function
 
 KNOWN_TOKENS = "known_tokens"
 # What the writer (kerasformer.export.saved_model) and this reader agree on.
@@ -139,26 +131,6 @@ def utf8_text(text: str | bytes, index: int) -> bytes:
             f"text {index} is not valid UTF-8 ({error.reason} at position {error.start}); "
             "decode its bytes as UTF-8 (or drop them) before classifying it."
         ) from None
-
-
-def load_serving_function(export_dir: Path):
-    """The ``serving_default`` function, loading the export's parts one step at a time."""
-    # Serving needs TensorFlow alone: no Keras, and TF Text only for a BERT export.
-    import_tensorflow_without_keras()
-    # BERT preprocess models use tensorflow_text's ops, which TensorFlow knows only once
-    # the package is imported; without them every BERT export fails to load.
-    import_op_libraries(require_parsable_saved_model(export_dir / SAVED_MODEL_FILE))
-    try:
-        tf.train.load_checkpoint(str(export_dir / "variables" / "variables"))
-    except (tf.errors.OpError, ValueError):
-        raise damaged(export_dir / VARIABLES_INDEX) from None
-    try:
-        loaded = tf.saved_model.load(str(export_dir))
-    except Exception:  # a short data shard raises IndexError, OpError, OSError...
-        # The graph and the index were read whole above: the values are what is left.
-        shards = variables_data_files(export_dir)
-        raise damaged(shards[0] if len(shards) == 1 else export_dir / "variables") from None
-    return loaded.signatures["serving_default"]
 
 
 def output_count(serve) -> int:

@@ -20,6 +20,7 @@ from kerasformer.errors import KerasformerError
 from kerasformer.models import defaults
 from kerasformer.models.attention_maps import AttentionMap, bert_attention_map
 from kerasformer.models.bert_classifier import encoder_layer, load_hub_handle
+from kerasformer.models.question_pairs import answers_in_batches, require_pairs
 from kerasformer.models.span_extraction import (
     best_spans,
     null_scores,
@@ -137,24 +138,7 @@ class QuestionAnswerer:
 
         Raises a one-line error for an empty question or context, or unequal lengths.
         """
-        questions, contexts = list(questions), list(contexts)
-        require_pairs(questions, contexts)
-        results = []
-        for first in range(0, len(questions), batch_size):
-            batch = self._answer_batch(
-                tf.constant(questions[first : first + batch_size], tf.string),
-                tf.constant(contexts[first : first + batch_size], tf.string),
-            )
-            batch = {key: value.numpy() for key, value in batch.items()}
-            for i in range(len(batch["answer"])):
-                results.append({
-                    "answer": batch["answer"][i].decode("utf-8"),
-                    "start": int(batch["start"][i]),
-                    "end": int(batch["end"][i]),
-                    "score": float(batch["score"][i]),
-                    "no_answer_score": float(batch["no_answer_score"][i]),
-                })  # fmt: skip
-        return results
+        return answers_in_batches(self._answer_batch, questions, contexts, batch_size)
 
     def token_probabilities(self, question: str, context: str) -> dict:
         """Start and end probabilities of every context token of one pair, for pictures.
@@ -210,22 +194,6 @@ def softmax(logits: np.ndarray) -> np.ndarray:
         return logits
     exponentials = np.exp(logits - logits.max())
     return exponentials / exponentials.sum()
-
-
-def require_pairs(questions: Sequence[str], contexts: Sequence[str]) -> None:
-    if len(questions) != len(contexts):
-        raise KerasformerError(
-            f"got {len(questions)} questions and {len(contexts)} contexts; give one context "
-            "per question."
-        )
-    for kind, texts in (("question", questions), ("context", contexts)):
-        for number, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise KerasformerError(f"{kind} {number} is {type(text).__name__}, not text.")
-            if not text.strip():
-                raise KerasformerError(
-                    f"{kind} {number} is empty; give a question and the paragraph that answers it."
-                )
 
 
 def load_preprocess(handle: str | Path):

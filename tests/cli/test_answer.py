@@ -138,3 +138,38 @@ def test_answer_reads_json_lines_one_record_each(capsys, monkeypatch, trained_qu
     assert "line 2 of standard input is not JSON" in records[1]["message"]
     assert "not a JSON object with both keys" in records[2]["message"]
     assert err.count("\n") == 2
+
+
+def test_answer_serves_from_the_saved_model_alone_as_the_keras_answerer_answers(
+    trained_question_answerer, tmp_path
+):
+    """In a fresh process, as a user runs it, `answer` (without --plot) imports no Keras
+    and no TF-Hub: the export's own signature answers, windows and all. Its answers are
+    those of the Keras model read back by `load_question_answerer`."""
+    from kerasformer.loading import load_question_answerer
+    from tests.helpers.processes import run_each_recording_imports
+
+    export_dir = trained_question_answerer.export_dir
+    long = " ".join(["the minister said bank shares rose today in the research"] * 6)
+    pairs = [("which team", "Zürich said: striker bank, today."), ("which team", long)]
+    lines = [json.dumps({"question": q, "context": c}, ensure_ascii=False) for q, c in pairs]
+    (result,) = run_each_recording_imports(
+        [["answer", export_dir, "--input-file", write_lines(tmp_path, lines), "--json"]],
+        ("tf_keras", "keras", "tensorflow_hub", "official", "tensorflow_text"),
+    )
+    assert result["code"] == 0, result["stderr"]
+    assert result["heavy"] == []
+    served = [json.loads(line) for line in result["stdout"].splitlines()]
+    expected = load_question_answerer(export_dir).answer(*zip(*pairs, strict=True))
+    for record, answer in zip(served, expected, strict=True):
+        assert (record["answer"], record["start"], record["end"]) == (
+            answer["answer"], answer["start"], answer["end"],
+        )  # fmt: skip
+        assert record["score"] == pytest.approx(answer["score"], abs=1e-4)
+        assert record["no_answer_score"] == pytest.approx(answer["no_answer_score"], abs=1e-4)
+
+
+def write_lines(directory, lines):
+    path = directory / "pairs.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

@@ -7,41 +7,16 @@ start is timed in ``bench/command_start.py``, not here.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from kerasformer.cli.main import COMMANDS
-from tests.helpers.processes import run_python_json
+from tests.helpers.processes import run_each_recording_imports
 
 HEAVY = ("tensorflow", "keras", "tf_keras")
 
-# Runs each command line in turn and records, after each, its exit status, how many
-# lines it wrote to stderr and which of HEAVY are in sys.modules. Modules stay imported,
-# so the first case that imports one is the one the test names.
-EACH_COMMAND_LINE = """
-import contextlib, io, json, sys
-import kerasformer_command
-kerasformer_command.use_tf_keras_only()
-from kerasformer.cli.main import main
-
-heavy = json.loads(sys.argv[2])
-found = []
-for argv in json.loads(sys.argv[1]):
-    err = io.StringIO()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as stop:
-            code = stop.code
-    found.append({"argv": argv, "code": code, "stderr": err.getvalue(),
-                  "heavy": [name for name in heavy if name in sys.modules]})
-print(json.dumps(found))
-"""
-
 
 def run_each(command_lines: list[list[str]]) -> list[dict]:
-    return run_python_json(EACH_COMMAND_LINE, json.dumps(command_lines), json.dumps(HEAVY))
+    return run_each_recording_imports(command_lines, HEAVY)
 
 
 def test_every_help_page_imports_no_tensorflow_or_keras():

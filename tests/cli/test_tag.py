@@ -113,6 +113,26 @@ def test_the_saved_model_serves_what_tag_prints_without_kerasformer(
     assert any(e["type"] == "LOC" and e["text"] == "New York" for e in records[0]["entities"])
 
 
+@pytest.mark.parametrize("model", MODELS)
+def test_tag_prints_what_the_keras_tagger_finds(tagged, exports, model):
+    """`tag` runs the export's SavedModel; the Keras model beside it, read back by
+    `load_tagger` (words split in Python, tags decoded in NumPy), finds the same words,
+    tags and entities."""
+    from kerasformer.loading import load_tagger
+
+    records = [json.loads(line) for line in tagged[model, "json"]["stdout"].splitlines()]
+    expected = load_tagger(exports[model]).tag(TEXTS)
+    for record, keras_record in zip(records, expected, strict=True):
+        assert record["words"] == keras_record["words"]
+        assert record["tags"] == keras_record["tags"]
+        assert len(record["entities"]) == len(keras_record["entities"])
+        for entity, keras_entity in zip(record["entities"], keras_record["entities"], strict=True):
+            assert entity == {
+                **keras_entity,
+                "score": pytest.approx(keras_entity["score"], abs=1e-5),
+            }
+
+
 def test_tag_marks_entities_in_the_text(tagged):
     result = tagged["rnn", "text"]
     assert result["code"] == 0, result["stderr"]

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from kerasformer.errors import KerasformerError
@@ -88,6 +89,22 @@ def test_load_question_answerer_gives_the_same_answers(trained_question_answerer
     ):
         assert mine["answer"] == theirs["answer"]
         assert mine["score"] == pytest.approx(theirs["score"], rel=1e-5)
+
+
+def test_the_saved_model_holds_the_models_weights_and_no_optimizer(trained_question_answerer):
+    """Serving needs no optimizer: the SavedModel's values are the model's weights and a
+    few scalars of the TF-Hub models (counters), not Adam's two slots per weight, and
+    the model keeps its optimizer after the export."""
+    import tensorflow as tf
+
+    export_dir = trained_question_answerer.export_dir
+    model = trained_question_answerer.model.model
+    saved = tf.train.list_variables(str(export_dir / "variables" / "variables"))
+    assert not [name for name, _ in saved if "optimizer" in name.lower()]
+    saved_values = sum(int(np.prod(shape)) for name, shape in saved if name.endswith("_VALUE"))
+    model_values = sum(int(np.prod(weight.shape)) for weight in model.weights)
+    assert model_values <= saved_values < model_values + 8
+    assert model.optimizer is not None
 
 
 def test_loading_what_is_not_a_question_answerer_names_the_fix(tmp_path):

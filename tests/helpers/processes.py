@@ -31,13 +31,14 @@ sys.meta_path.insert(0, NoKerasformer())
 # in its own working directory if it names one, and prints each one's exit status, stdout
 # and stderr as JSON. SystemExit (argparse's) gives its status, as the console script
 # would; any other exception escaping main() is the status "crash", its traceback on
-# stderr. The process starts as the console script does (kerasformer_command).
+# stderr. The process starts, and runs each command, as the console script does
+# (kerasformer_command).
 COMMANDS_IN_ONE_PROCESS = """
 import contextlib, io, json, os, sys, traceback
 import kerasformer_command
 kerasformer_command.use_tf_keras_only()
 {imports}
-from kerasformer.cli.main import main
+from kerasformer_command import main
 
 results = []
 for case in json.loads(sys.argv[1]):
@@ -54,6 +55,31 @@ for case in json.loads(sys.argv[1]):
             code = "crash"
     results.append({{"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}})
 print("RESULTS " + json.dumps(results))
+"""
+
+
+# Runs each command line in turn and records, after each, its exit status, its stdout and
+# stderr, and which of the modules named in argv[2] are in sys.modules. Modules stay
+# imported, so the first case that imports one is the one a test names.
+EACH_COMMAND_LINE = """
+import contextlib, io, json, sys
+import kerasformer_command
+kerasformer_command.use_tf_keras_only()
+from kerasformer_command import main
+
+heavy = json.loads(sys.argv[2])
+found = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as stop:
+            code = stop.code
+    found.append({"argv": argv, "code": code, "stdout": out.getvalue(),
+                  "stderr": err.getvalue(),
+                  "heavy": [name for name in heavy if name in sys.modules]})
+print(json.dumps(found))
 """
 
 
@@ -170,3 +196,10 @@ def run_console_script(
         [command, *map(str, args)], cwd=cwd, input=stdin, capture_output=True, text=True,
         timeout=timeout,
     )  # fmt: skip
+
+
+def run_each_recording_imports(command_lines: list[list[str]], modules: tuple[str, ...]):
+    """Each ``kerasformer`` command line run in turn in one fresh interpreter: its exit
+    status, stdout, stderr, and which of ``modules`` were imported by then."""
+    command_lines = [[str(word) for word in argv] for argv in command_lines]
+    return run_python_json(EACH_COMMAND_LINE, json.dumps(command_lines), json.dumps(modules))

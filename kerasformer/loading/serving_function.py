@@ -1,0 +1,35 @@
+"""An export's ``serving_default`` signature, loaded as TF Serving loads it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kerasformer.backend import import_tensorflow_without_keras, tf
+from kerasformer.files.export_files import (
+    SAVED_MODEL_FILE,
+    VARIABLES_INDEX,
+    damaged,
+    import_op_libraries,
+    require_parsable_saved_model,
+    variables_data_files,
+)
+
+
+def load_serving_function(export_dir: Path):
+    """The ``serving_default`` function, loading the export's parts one step at a time."""
+    # Serving needs TensorFlow alone: no Keras, and TF Text only for a BERT export.
+    import_tensorflow_without_keras()
+    # BERT preprocess models use tensorflow_text's ops, which TensorFlow knows only once
+    # the package is imported; without them every BERT export fails to load.
+    import_op_libraries(require_parsable_saved_model(export_dir / SAVED_MODEL_FILE))
+    try:
+        tf.train.load_checkpoint(str(export_dir / "variables" / "variables"))
+    except (tf.errors.OpError, ValueError):
+        raise damaged(export_dir / VARIABLES_INDEX) from None
+    try:
+        loaded = tf.saved_model.load(str(export_dir))
+    except Exception:  # a short data shard raises IndexError, OpError, OSError...
+        # The graph and the index were read whole above: the values are what is left.
+        shards = variables_data_files(export_dir)
+        raise damaged(shards[0] if len(shards) == 1 else export_dir / "variables") from None
+    return loaded.signatures["serving_default"]
