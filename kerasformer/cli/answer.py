@@ -60,11 +60,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kerasformer.loading.serving_function import without_graph_rewrites
+
     if args.plot:
         require_output_file(args.plot, "--plot", args.overwrite)
     inputs = with_problems(read_pairs(args), pair_problem)
     answerer = load_answerer(args.model, token_probabilities=bool(args.plot))
-    records = records_for(inputs, lambda lines: answer_all(answerer, lines))
+    with without_graph_rewrites():
+        records = records_for(inputs, lambda lines: answer_all(answerer, lines))
     status = print_records(inputs, records, args.json, answer_lines)
     if args.plot and records[0]["status"] == "ok":
         question, context = parse_pair(inputs[0].text)

@@ -44,11 +44,14 @@ def run(args: argparse.Namespace) -> int:
         from kerasformer.litert.tagger import LiteRTTagger
 
         tagger = LiteRTTagger(args.model)
+        records = records_for(inputs, tagger.tag)
     else:  # the export's own signature: TensorFlow (and TF Text's ops) alone
         from kerasformer.loading.exported_tagger import ExportedTagger
+        from kerasformer.loading.serving_function import without_graph_rewrites
 
         tagger = ExportedTagger(args.model)
-    records = records_for(inputs, tagger.tag)
+        with without_graph_rewrites():
+            records = records_for(inputs, tagger.tag)
     status = print_records(inputs, records, args.json, marked_text)
     if args.plot and records[0]["status"] == "ok":
         from kerasformer.plots import plot_entities
