@@ -184,22 +184,30 @@ def without_layer_traces() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def without_optimizer(model) -> Iterator[None]:
+def without_optimizer(model: object) -> Iterator[None]:
     """``tf.saved_model.save`` in the block leaves ``model``'s optimizer out, with its slots.
 
     What ``model.save(save_format="tf", include_optimizer=False)`` does, for a SavedModel
     whose root is not the model. Serving needs no optimizer; Adam's two slots per weight
     would triple a BERT export's variables, and a SavedModel holding tf-keras's legacy
     optimizer (the Model Garden's AdamW is one) makes ``tf.saved_model.load`` import
-    tf-keras. The optimizer is the model's again after the block.
+    tf-keras. The optimizer is the model's again after the block, however it ends.
+
+    Args:
+        model: A tf-keras model, compiled or not (then nothing changes).
+
+    Example:
+
+    >>> with without_optimizer(model):
+    ...     tf.saved_model.save(serving_module_holding_model, "export/")
     """
     optimizer = getattr(model, "optimizer", None)
     if optimizer is None:
         yield
         return
-    model.optimizer = None
-    model._delete_tracking("optimizer")  # what tf-keras's own include_optimizer=False does
     try:
+        model.optimizer = None
+        model._delete_tracking("optimizer")  # what tf-keras's include_optimizer=False does
         yield
     finally:
         model.optimizer = optimizer

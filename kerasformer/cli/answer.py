@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kerasformer.cli._arguments import add_model_argument
 from kerasformer.cli.command import Command
@@ -21,6 +22,10 @@ from kerasformer.cli.inputs import (
     with_problems,
 )
 from kerasformer.cli.outputs import add_overwrite_argument, require_output_file, save_picture
+
+if TYPE_CHECKING:
+    from kerasformer.loading.exported_question_answerer import ExportedQuestionAnswerer
+    from kerasformer.models.question_answerer import QuestionAnswerer
 
 PAIR_FORMAT = 'give one {"question": "...", "context": "..."} per line'
 
@@ -77,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def load_answerer(model: Path, token_probabilities: bool):
+def load_answerer(
+    model: Path, token_probabilities: bool
+) -> ExportedQuestionAnswerer | QuestionAnswerer:
     """The export's own SavedModel signature, which needs no Keras or TF-Hub, where it
     gives all that is asked; else the Keras model: --plot's token probabilities, and an
     export written before the signature gave its no-answer score."""

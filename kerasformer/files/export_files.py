@@ -193,16 +193,30 @@ def import_op_libraries(saved_model) -> None:
     """Make the ops a parsed SavedModel's graph uses known to TensorFlow before it loads.
 
     TensorFlow knows TF Text's ops (BERT's preprocess models) only once their libraries
-    are loaded; an export of a from-scratch model uses core ops alone and skips them.
+    are loaded; an export of a from-scratch model uses core ops alone and skips them. An
+    op that neither provides is named in one line, not left to fail the load.
     """
+    if not unknown_ops(saved_model):
+        return
+    load_text_op_libraries()
+    missing = unknown_ops(saved_model)
+    if missing:
+        raise KerasformerError(
+            f"the export uses the op {missing[0]}, which neither this TensorFlow nor TF Text "
+            "provides; serve it with the TensorFlow and tensorflow-text versions it was "
+            "exported with."
+        )
+
+
+def unknown_ops(saved_model) -> list[str]:
+    """The ops of a parsed SavedModel's graph that TensorFlow does not know (yet), sorted."""
     from tensorflow.python.framework import op_def_registry
 
     graph = saved_model.meta_graphs[0].graph_def
     functions = {function.signature.name for function in graph.library.function}
     ops = {node.op for node in graph.node}
     ops.update(node.op for function in graph.library.function for node in function.node_def)
-    if any(op not in functions and op_def_registry.get(op) is None for op in ops):
-        load_text_op_libraries()
+    return sorted(op for op in ops if op not in functions and op_def_registry.get(op) is None)
 
 
 def load_text_op_libraries() -> None:
@@ -220,13 +234,27 @@ def load_text_op_libraries() -> None:
     if spec is None or spec.origin is None:
         raise KerasformerError(
             "this export uses TF Text's ops (a BERT preprocess model); install them with "
-            "pip install tensorflow-text."
+            f"pip install 'tensorflow-text~={tf_minor_version()}.0'."
         )
-    libraries = sorted((Path(spec.origin).parent / "python" / "ops").glob("_*.so"))
+    libraries = sorted(Path(spec.origin).parent.glob("python/*/_*.so"))
     if not libraries:
         import tensorflow_text  # noqa: F401
     for library in libraries:
-        tf.load_op_library(str(library))
+        try:
+            tf.load_op_library(str(library))
+        except (tf.errors.NotFoundError, OSError) as error:
+            reason = " ".join(str(error).split())[:200]
+            raise KerasformerError(
+                f"TF Text's kernels do not load into this TensorFlow ({library.name}: "
+                f"{reason}); install the matching version: pip install "
+                f"'tensorflow-text~={tf_minor_version()}.0'."
+            ) from None
+
+
+def tf_minor_version() -> str:
+    import tensorflow as tf
+
+    return ".".join(tf.__version__.split(".")[:2])
 
 
 def require_intact_keras_file(path: Path) -> None:

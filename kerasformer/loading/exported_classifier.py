@@ -105,17 +105,18 @@ class ExportedClassifier:
             )
 
 
-def utf8_texts(texts: Sequence[str | bytes]) -> list[bytes]:
-    """The texts as UTF-8 bytes; anything else is refused by its index."""
+def utf8_texts(texts: Sequence[str | bytes], use: str = "classifying") -> list[bytes]:
+    """The texts as UTF-8 bytes; anything else is refused by its index, naming ``use``
+    (what is done with them) in the fix."""
     if isinstance(texts, str | bytes):
         # A string is a sequence too: it would be classified one character at a time.
         raise KerasformerError(
             "got a single string where a sequence of texts was expected; pass a list, e.g. [text]."
         )
-    return [utf8_text(text, index) for index, text in enumerate(texts)]
+    return [utf8_text(text, index, use) for index, text in enumerate(texts)]
 
 
-def utf8_text(text: str | bytes, index: int) -> bytes:
+def utf8_text(text: str | bytes, index: int, use: str = "classifying") -> bytes:
     """One text as UTF-8 bytes, checked: TensorFlow's string ops assume valid UTF-8."""
     if not isinstance(text, str | bytes):
         raise KerasformerError(
@@ -129,7 +130,7 @@ def utf8_text(text: str | bytes, index: int) -> bytes:
     except UnicodeError as error:
         raise KerasformerError(
             f"text {index} is not valid UTF-8 ({error.reason} at position {error.start}); "
-            "decode its bytes as UTF-8 (or drop them) before classifying it."
+            f"decode its bytes as UTF-8 (or drop them) before {use} it."
         ) from None
 
 

@@ -44,7 +44,7 @@ class ExportedTagger:
 
     def tag(self, texts: Sequence[str], batch_size: int = 64) -> list[dict]:
         """Words, tags and entities (with character offsets and scores) of raw texts."""
-        encoded = utf8_texts(texts)
+        encoded = utf8_texts(texts, "tagging")
         records = []
         for first in range(0, len(encoded), batch_size):
             batch = tf.constant(encoded[first : first + batch_size], tf.string)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from kerasformer.backend import import_tensorflow_without_keras, tf
@@ -17,12 +17,12 @@ from kerasformer.files.export_files import (
 )
 
 
-def load_serving_function(export_dir: Path):
+def load_serving_function(export_dir: Path) -> Callable[..., dict]:
     """The ``serving_default`` function, loading the export's parts one step at a time."""
     # Serving needs TensorFlow alone: no Keras, and TF Text only for a BERT export.
     import_tensorflow_without_keras()
-    # BERT preprocess models use tensorflow_text's ops, which TensorFlow knows only once
-    # the package is imported; without them every BERT export fails to load.
+    # BERT preprocess models use TF Text's ops, which TensorFlow knows only once their
+    # kernel libraries are loaded; without them every BERT export fails to load.
     import_op_libraries(require_parsable_saved_model(export_dir / SAVED_MODEL_FILE))
     try:
         tf.train.load_checkpoint(str(export_dir / "variables" / "variables"))
@@ -39,15 +39,20 @@ def load_serving_function(export_dir: Path):
 
 @contextlib.contextmanager
 def without_graph_rewrites() -> Iterator[None]:
-    """A function first called in the block runs its graph as saved: no Grappler rewrites.
+    """On a CPU, a function first called in the block runs its graph as saved, without
+    Grappler's rewrites; where TensorFlow sees a GPU, nothing changes.
 
-    For a command line, which answers one batch of texts and exits. Rewriting a
-    signature's graph at its first call took longer than it saved there: a BiLSTM
-    tagger's first call 1.1 s with the rewrites, 0.4 s without; a MiniLM question
-    answerer's 2.7 s and 1.2 s, and 64 long contexts after it 1.8 s either way (a
-    2-core CPU). A server, which calls a signature for hours, keeps them.
+    For a command line, which answers one batch of texts and exits. On a 2-core CPU,
+    rewriting a signature's graph at its first call took longer than it saved there: a
+    BiLSTM tagger's first call 1.1 s with the rewrites, 0.4 s without; a MiniLM question
+    answerer's 2.7 s and 1.2 s, and 64 long contexts after it 1.8 s either way. On a GPU
+    the rewrites are what put tf-keras's LSTMs on cuDNN and fuse BERT's operations, so
+    they stay; so they do for a server, which calls a signature for hours.
     """
     import_tensorflow_without_keras()
+    if tf.config.list_physical_devices("GPU"):
+        yield
+        return
     before = tf.config.optimizer.get_experimental_options().get("disable_meta_optimizer", False)
     tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
     try:

@@ -10,6 +10,8 @@ from kerasformer.errors import KerasformerError
 
 
 def require_pairs(questions: Sequence[str], contexts: Sequence[str]) -> None:
+    """One non-blank context string per non-blank question string, or a one-line error
+    naming the first that is not."""
     if len(questions) != len(contexts):
         raise KerasformerError(
             f"got {len(questions)} questions and {len(contexts)} contexts; give one context "

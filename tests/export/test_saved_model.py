@@ -95,6 +95,23 @@ def test_failed_export_leaves_the_earlier_one_intact(small_model, tmp_path, monk
     assert [p.name for p in tmp_path.iterdir()] == ["export"]  # no staging left behind
 
 
+def test_the_saved_model_leaves_the_optimizer_out_and_the_model_keeps_it(small_model, tmp_path):
+    """Adam's slots are not saved with the serving signature (they would be two more
+    values per weight); the trained model still has its optimizer after the export."""
+    small_model.compile("adam", "sparse_categorical_crossentropy")
+    small_model.fit(tf.constant(["red apple", "blue sky"]), tf.constant([0, 1]), verbose=0)
+    optimizer = small_model.optimizer
+    export_dir = export_classifier(small_model, ["r", "b", "g"], tmp_path / "export")
+    saved = tf.train.list_variables(str(export_dir / "variables" / "variables"))
+    values = sum(int(np.prod(shape)) for name, shape in saved if name.endswith("_VALUE"))
+    assert not [name for name, _ in saved if "optimizer" in name.lower()]
+    # The vectorizer's vocabulary is a table, not a variable: the weights with a shape.
+    weights = sum(int(np.prod(w.shape)) for w in small_model.weights if hasattr(w, "shape"))
+    assert weights <= values < weights + 8
+    assert small_model.optimizer is optimizer
+    small_model.fit(tf.constant(["green grass"]), tf.constant([2]), verbose=0)  # trains on
+
+
 def test_class_names_must_match_the_outputs(small_model, tmp_path):
     with pytest.raises(ValueError, match="2 class names for a model with 3 outputs"):
         export_classifier(small_model, ["a", "b"], tmp_path / "x")
