@@ -31,6 +31,10 @@ class ExportedQuestionAnswerer:
     Exports written before the signature returned ``no_answer_score`` are told apart by
     `load_if_complete`; load those with `load_question_answerer`.
 
+    Args:
+        export_dir: A directory ``kerasformer train --task question-answering`` wrote,
+            checked whole (every file and saved value) before it is loaded.
+
     Example:
 
     >>> answerer = ExportedQuestionAnswerer("saved_models/squad-bert")

@@ -23,6 +23,10 @@ class ExportedTagger:
     a BERT tagger): no Keras, no TF-Hub, and not the preprocess model a BERT tagger was
     trained with. Its records are `EntityTagger.tag`'s.
 
+    Args:
+        export_dir: A directory ``kerasformer train --task ner`` wrote, checked whole
+            (every file and saved value) before it is loaded.
+
     Example:
 
     >>> ExportedTagger("saved_models/conll2003-ner").tag(["Angela Merkel visited Paris."])
