@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from kerasformer.cli._arguments import add_model_argument
@@ -43,15 +44,14 @@ def run(args: argparse.Namespace) -> int:
     if is_litert_model(args.model):  # LiteRT alone: no TensorFlow
         from kerasformer.litert.tagger import LiteRTTagger
 
-        tagger = LiteRTTagger(args.model)
-        records = records_for(inputs, tagger.tag)
+        tagger, serving = LiteRTTagger(args.model), contextlib.nullcontext()
     else:  # the export's own signature: TensorFlow (and TF Text's ops) alone
         from kerasformer.loading.exported_tagger import ExportedTagger
         from kerasformer.loading.serving_function import without_graph_rewrites
 
-        tagger = ExportedTagger(args.model)
-        with without_graph_rewrites():
-            records = records_for(inputs, tagger.tag)
+        tagger, serving = ExportedTagger(args.model), without_graph_rewrites()
+    with serving:
+        records = records_for(inputs, tagger.tag)
     status = print_records(inputs, records, args.json, marked_text)
     if args.plot and records[0]["status"] == "ok":
         from kerasformer.plots import plot_entities

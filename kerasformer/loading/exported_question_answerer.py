@@ -5,15 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from kerasformer.backend import import_tensorflow_without_keras
-from kerasformer.files.export_files import (
-    SAVED_MODEL_FILE,
-    require_export_files,
-    require_intact_export,
-    require_parsable_saved_model,
-)
 from kerasformer.files.export_kind import QUESTION_ANSWERER
-from kerasformer.loading.serving_function import load_serving_function
+from kerasformer.loading.serving_function import load_checked_serving_function
 from kerasformer.models.question_pairs import answers_in_batches
 
 # What the writer (kerasformer.export.question_answerer_export) and this reader agree on.
@@ -43,21 +36,15 @@ class ExportedQuestionAnswerer:
     """
 
     def __init__(self, export_dir: str | Path):
-        require_export_files(export_dir, QUESTION_ANSWERER)  # refused before TensorFlow starts
-        import_tensorflow_without_keras()  # before the checks below import it with a Keras
-        self.export_dir = require_intact_export(export_dir, QUESTION_ANSWERER)
-        self._serve = load_serving_function(self.export_dir)
+        self.export_dir, self._serve = load_checked_serving_function(export_dir, QUESTION_ANSWERER)
 
     @classmethod
     def load_if_complete(cls, export_dir: str | Path) -> ExportedQuestionAnswerer | None:
-        """The answerer of ``export_dir``, or None, without loading it, for an export whose
-        signature lacks an output `answer` gives (one written before SQuAD 2.0's no-answer
-        score)."""
-        require_export_files(export_dir, QUESTION_ANSWERER)
-        import_tensorflow_without_keras()
-        saved_model = require_parsable_saved_model(Path(export_dir) / SAVED_MODEL_FILE)
-        outputs = saved_model.meta_graphs[0].signature_def["serving_default"].outputs
-        return cls(export_dir) if all(name in outputs for name in ANSWER_OUTPUTS) else None
+        """The answerer of ``export_dir``, or None for an export whose signature lacks an
+        output `answer` gives (one written before SQuAD 2.0's no-answer score)."""
+        answerer = cls(export_dir)
+        outputs = answerer._serve.structured_outputs
+        return answerer if all(name in outputs for name in ANSWER_OUTPUTS) else None
 
     def answer(
         self, questions: Sequence[str], contexts: Sequence[str], batch_size: int = 32

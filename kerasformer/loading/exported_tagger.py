@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from kerasformer.backend import import_tensorflow_without_keras, tf
-from kerasformer.files.export_files import require_export_files, require_intact_export
+from kerasformer.backend import tf
 from kerasformer.files.export_kind import TAGGER
 from kerasformer.files.text_files import read_settings
 from kerasformer.loading.exported_classifier import INPUT_NAME, utf8_texts
-from kerasformer.loading.serving_function import load_serving_function
+from kerasformer.loading.serving_function import load_checked_serving_function
 from kerasformer.loading.tagger import SETTINGS_FILE
 from kerasformer.models.iob_tags import tag_type
 
@@ -35,12 +34,9 @@ class ExportedTagger:
     """
 
     def __init__(self, export_dir: str | Path):
-        require_export_files(export_dir, TAGGER)  # refused before TensorFlow starts
-        import_tensorflow_without_keras()  # before the checks below import it with a Keras
-        self.export_dir = require_intact_export(export_dir, TAGGER)
+        self.export_dir, self._serve = load_checked_serving_function(export_dir, TAGGER)
         settings = read_settings(self.export_dir, SETTINGS_FILE, "tagger", "ner")
         self.tag_names = tuple(settings["tag_names"])
-        self._serve = load_serving_function(self.export_dir)
 
     def entity_types(self) -> tuple[str, ...]:
         """The entity types its tags name (``PER`` of ``B-PER``), sorted."""

@@ -12,9 +12,12 @@ from kerasformer.files.export_files import (
     VARIABLES_INDEX,
     damaged,
     import_op_libraries,
+    require_export_files,
+    require_intact_export,
     require_parsable_saved_model,
     variables_data_files,
 )
+from kerasformer.files.export_kind import ExportKind
 
 
 def load_serving_function(export_dir: Path) -> Callable[..., dict]:
@@ -35,6 +38,20 @@ def load_serving_function(export_dir: Path) -> Callable[..., dict]:
         shards = variables_data_files(export_dir)
         raise damaged(shards[0] if len(shards) == 1 else export_dir / "variables") from None
     return loaded.signatures["serving_default"]
+
+
+def load_checked_serving_function(
+    export_dir: str | Path, kind: ExportKind
+) -> tuple[Path, Callable[..., dict]]:
+    """An export of ``kind`` checked whole, and its ``serving_default`` function.
+
+    What needs no file's contents is refused before TensorFlow starts, and TensorFlow
+    starts without a Keras (the whole check would import it with one).
+    """
+    require_export_files(export_dir, kind)
+    import_tensorflow_without_keras()
+    directory = require_intact_export(export_dir, kind)
+    return directory, load_serving_function(directory)
 
 
 @contextlib.contextmanager
