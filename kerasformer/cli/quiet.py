@@ -29,8 +29,9 @@ NOT_AN_ERROR = (
     b"Unable to register cuFFT factory",
     b"Unable to register cuBLAS factory",
     b"computation placer already registered",
-    # oneDNN lacks an int64 kernel on CPUs without AVX-512; Eigen's runs instead.
-    b"oneDNN supports DT_INT64 only on platforms with AVX-512",
+    # oneDNN lacks an int32 or int64 kernel on some CPUs; Eigen's runs instead (a graph
+    # run without Grappler's rewrites meets the int32 one).
+    b"only on platforms with AVX-512. Falling back to the default Eigen-based",
 )
 
 

@@ -21,6 +21,9 @@ NOISE = [
     "2026-11-24 13:55:16.937986: E tensorflow/core/util/util.cc:131] oneDNN supports DT_INT64 "
     "only on platforms with AVX-512. Falling back to the default Eigen-based implementation "
     "if present.",
+    "2026-12-06 12:18:39.107592: E tensorflow/core/util/util.cc:131] oneDNN supports DT_INT32 "
+    "only on platforms with AVX-512. Falling back to the default Eigen-based implementation "
+    "if present.",
 ]
 KEPT = [
     "2026-11-24 06:57:33.000000: E tensorflow/core/framework/op_kernel.cc:1857] OP_REQUIRES "
