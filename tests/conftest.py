@@ -35,6 +35,10 @@ from tests.helpers.data import (
 from tests.helpers.made_once import made_once
 from tests.helpers.processes import run_console_script
 
+# Each test's CPU seconds, subprocesses included, in the closing report (--cpu-report);
+# pytester runs that plugin in a pytest of its own (tests/test_cpu_report.py).
+pytest_plugins = ("tests.helpers.cpu_report", "pytester")
+
 # Session fixtures that take minutes to make. pytest-xdist makes each once per worker, so
 # the tests that use one run on one worker (setup.cfg: --dist loadgroup).
 SHARED_ON_ONE_WORKER = ("trained_bbc", "minilm_hub", "trained_question_answerer", "tiny_taggers")
