@@ -35,5 +35,5 @@ def test_each_command_imports_only_what_its_export_needs(tmp_path):
     assert imports["predict (SavedModel)"] == ["tensorflow"]
     for name, loaded in imports.items():
         assert not NEVER_TO_SERVE & set(loaded), (name, loaded)
-    # So is a from-scratch tagger's, through its own signature.
-    assert imports["tag (SavedModel)"] == ["tensorflow"]
+    # So are a from-scratch tagger's and a language model's, through their own signatures.
+    assert imports["tag (SavedModel)"] == imports["generate"] == ["tensorflow"]

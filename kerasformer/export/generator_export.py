@@ -87,5 +87,9 @@ def write_generator(
     signatures = {"serving_default": serving.default, "sample": serving.sample}
     write_saved_model(directory, serving, signatures, generator.model)
     write_lines(directory / VOCABULARY_FILE, generator.vocabulary)
-    settings = {"end_token": generator.end_token, "max_tokens": max_tokens, **asdict(sampling)}
+    # The window, so that `ExportedGenerator` checks prompts as `TextGenerator` does.
+    settings = {
+        "end_token": generator.end_token, "max_tokens": max_tokens, "maxlen": generator.maxlen,
+        **asdict(sampling),
+    }  # fmt: skip
     write_settings(directory / SETTINGS_FILE, settings)

@@ -9,6 +9,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
         "exported_classifier": ["ExportedClassifier", "Predictions"],
+        "exported_generator": ["ExportedGenerator"],
         "exported_question_answerer": ["ExportedQuestionAnswerer"],
         "exported_tagger": ["ExportedTagger"],
         "generator": ["load_generator"],

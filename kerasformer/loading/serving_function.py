@@ -20,8 +20,10 @@ from kerasformer.files.export_files import (
 from kerasformer.files.export_kind import ExportKind
 
 
-def load_serving_function(export_dir: Path) -> Callable[..., dict]:
-    """The ``serving_default`` function, loading the export's parts one step at a time."""
+def load_serving_function(
+    export_dir: Path, signature: str = "serving_default"
+) -> Callable[..., dict]:
+    """The function of ``signature``, loading the export's parts one step at a time."""
     # Serving needs TensorFlow alone: no Keras, and TF Text only for a BERT export.
     import_tensorflow_without_keras()
     # BERT preprocess models use TF Text's ops, which TensorFlow knows only once their
@@ -37,13 +39,13 @@ def load_serving_function(export_dir: Path) -> Callable[..., dict]:
         # The graph and the index were read whole above: the values are what is left.
         shards = variables_data_files(export_dir)
         raise damaged(shards[0] if len(shards) == 1 else export_dir / "variables") from None
-    return loaded.signatures["serving_default"]
+    return loaded.signatures[signature]
 
 
 def load_checked_serving_function(
-    export_dir: str | Path, kind: ExportKind
+    export_dir: str | Path, kind: ExportKind, signature: str = "serving_default"
 ) -> tuple[Path, Callable[..., dict]]:
-    """An export of ``kind`` checked whole, and its ``serving_default`` function.
+    """An export of ``kind`` checked whole, and the function of its ``signature``.
 
     What needs no file's contents is refused before TensorFlow starts, and TensorFlow
     starts without a Keras (the whole check would import it with one).
@@ -51,7 +53,7 @@ def load_checked_serving_function(
     require_export_files(export_dir, kind)
     import_tensorflow_without_keras()
     directory = require_intact_export(export_dir, kind)
-    return directory, load_serving_function(directory)
+    return directory, load_serving_function(directory, signature)
 
 
 @contextlib.contextmanager

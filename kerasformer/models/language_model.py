@@ -18,6 +18,7 @@ from kerasformer.models import defaults
 from kerasformer.models.attention_maps import AttentionMap
 from kerasformer.models.decoder_stack import DecoderStack, decoder_stack
 from kerasformer.models.generation import Sampling, decode
+from kerasformer.models.prompt_limits import prompt_problem, require_max_tokens
 from kerasformer.models.word_tokenizer import UNKNOWN_ID, known_word_counts, word_vectorizer
 
 MODEL_NAME = "transformer_language_model"
@@ -192,23 +193,12 @@ class TextGenerator:
         return [AttentionMap("self-attention", tokens, tokens, weights)]
 
     def require_max_tokens(self, max_tokens: int) -> None:
-        if not 1 <= max_tokens < self.maxlen:
-            raise KerasformerError(
-                f"max_tokens must be from 1 to {self.maxlen - 1} (the model's window), "
-                f"got {max_tokens}."
-            )
+        require_max_tokens(max_tokens, self.maxlen)
 
     def problem(self, prompt: str, max_tokens: int) -> str | None:
         """Why ``prompt`` cannot be continued by ``max_tokens`` tokens, or None if it can."""
         length = int(self.token_ids(tf.constant([prompt])).row_lengths()[0])
-        if length == 0:
-            return "is empty; give some words to continue"
-        if length + 1 + max_tokens > self.maxlen:
-            return (
-                f"has {length} tokens; with {max_tokens} to generate that exceeds the "
-                f"model's window of {self.maxlen}; shorten the prompt or generate fewer tokens"
-            )
-        return None
+        return prompt_problem(length, max_tokens, self.maxlen)
 
     def generate(
         self,

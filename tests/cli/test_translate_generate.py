@@ -276,6 +276,33 @@ def test_generate_at_temperature_0_is_greedy(capsys, trained_language_model):
         assert (code, out) == (0, expected), f"seed {seed}: {err}"
 
 
+def test_generate_serves_from_the_signature_with_tensorflow_alone(trained_language_model):
+    """At the export's own number of tokens and with no seed, `generate` runs the
+    SavedModel's ``sample`` signature: no Keras and no Model Garden in the process, and the
+    greedy text of the Keras model read back by `load_generator`. A seed is the Keras
+    model's (the signature's sampling has none), and so is another --max-tokens."""
+    from tests.helpers.processes import run_each_recording_imports
+
+    export_dir = trained_language_model[-1]
+    max_tokens = json.loads((export_dir / "generator.json").read_text())["max_tokens"]
+    prompts = ["the cat", "zebra quokka", " ".join(["the"] * LM_WINDOW)]
+    greedy = ["--temperature", "0", "--json", "--max-tokens", str(max_tokens)]
+    served, seeded = run_each_recording_imports(
+        [["generate", export_dir, *prompts, *greedy],
+         ["generate", export_dir, prompts[0], *greedy, "--seed", "3"]],
+        ("tf_keras", "keras", "official", "tensorflow_hub", "tensorflow_text"),
+    )  # fmt: skip
+    assert served["heavy"] == [] and seeded["heavy"] != [], (served, seeded)
+    assert served["code"] == 1, served["stderr"]  # the third prompt is too long
+    records = [json.loads(line) for line in served["stdout"].splitlines()]
+    keras_generator = load_generator(export_dir)
+    expected = keras_generator.generate(prompts[:2], max_tokens, Sampling(temperature=0.0))
+    assert [record["continuation"] for record in records[:2]] == expected
+    assert [record["status"] for record in records] == ["ok", "warning", "error"]
+    assert keras_generator.problem(prompts[2], max_tokens) in records[2]["message"]
+    assert json.loads(seeded["stdout"])["continuation"] == expected[0]
+
+
 def test_exported_language_model_serves_a_prompt(trained_language_model):
     """The SavedModel's signatures generate up to a fixed number of tokens: it must fit
     the model's window, or every prompt is refused."""
