@@ -53,12 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kerasformer.errors import KerasformerError
-    from kerasformer.loading.translator import load_translator
 
     if args.alignment:
         require_output_file(args.alignment, "--alignment", args.overwrite)
     inputs = read_inputs(args.texts, args.input_file, noun="sentence")
-    translator = load_translator(args.model)
+    translator = served_translator(args)
     inputs = with_problems(inputs, translator.problem)
     records = records_for(
         inputs,
@@ -84,6 +83,21 @@ def run(args: argparse.Namespace) -> int:
         path = save_picture(figure, args.alignment, "--alignment", args.overwrite)
         print(f"Alignment written to {path}", file=sys.stderr if args.json else sys.stdout)
     return status
+
+
+def served_translator(args: argparse.Namespace):
+    """What translates: the export's own signature for this --beam-width where it has
+    one (TensorFlow alone), else the Keras model: for --alignment, which reads the
+    attention, another beam width, or a translator that reads subwords. Both give
+    ``problem(text)``, ``known_words(texts)`` and ``translate(texts, beam_width)``."""
+    from kerasformer.loading.exported_translator import ExportedTranslator
+    from kerasformer.loading.translator import load_translator
+
+    if not args.alignment:
+        exported = ExportedTranslator.load_if_serves(args.model, args.beam_width)
+        if exported is not None:
+            return exported
+    return load_translator(args.model)
 
 
 def alignment_figure(alignment, layer: int, title: str):

@@ -12,6 +12,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "exported_generator": ["ExportedGenerator"],
         "exported_question_answerer": ["ExportedQuestionAnswerer"],
         "exported_tagger": ["ExportedTagger"],
+        "exported_translator": ["ExportedTranslator"],
         "generator": ["load_generator"],
         "keras_model": ["load_keras_model"],
         "question_answerer": ["load_question_answerer"],

@@ -14,7 +14,7 @@ from kerasformer.loading.exported_classifier import INPUT_NAME, utf8_texts
 from kerasformer.loading.generator import SETTINGS_FILE, VOCABULARY_FILE
 from kerasformer.loading.serving_function import load_checked_serving_function
 from kerasformer.models.generation import Sampling
-from kerasformer.models.prompt_limits import prompt_problem
+from kerasformer.models.length_limits import prompt_problem
 
 SAMPLE_SIGNATURE = "sample"
 

@@ -18,7 +18,7 @@ from kerasformer.models import defaults
 from kerasformer.models.attention_maps import AttentionMap
 from kerasformer.models.decoder_stack import DecoderStack, decoder_stack
 from kerasformer.models.generation import Sampling, decode
-from kerasformer.models.prompt_limits import prompt_problem, require_max_tokens
+from kerasformer.models.length_limits import prompt_problem, require_max_tokens
 from kerasformer.models.word_tokenizer import UNKNOWN_ID, known_word_counts, word_vectorizer
 
 MODEL_NAME = "transformer_language_model"

@@ -17,6 +17,7 @@ from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
 from kerasformer.models.attention_maps import AttentionMap
 from kerasformer.models.generation import decode, ids_before_end
+from kerasformer.models.length_limits import sentence_problem
 from kerasformer.models.rnn_translator import MODEL_NAME as RNN_NAME
 from kerasformer.models.subword_tokenizer import SubwordTokenizer
 from kerasformer.models.transformer_translator import SOURCE_INPUT, TARGET_INPUT
@@ -227,15 +228,7 @@ class Translator:
         return self.length_problem(self.source_lengths([text])[0])
 
     def length_problem(self, length: int) -> str | None:
-        if length == 0:
-            return "has no words to translate; pass some text"
-        if length > self.maxlen:
-            unit = self.source_tokenizer.unit
-            return (
-                f"has {length} {unit}, more than the model's {self.maxlen}; split it into "
-                "shorter sentences"
-            )
-        return None
+        return sentence_problem(length, self.maxlen, self.source_tokenizer.unit)
 
     # -- attention -------------------------------------------------------------------
 

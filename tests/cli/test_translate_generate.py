@@ -276,6 +276,38 @@ def test_generate_at_temperature_0_is_greedy(capsys, trained_language_model):
         assert (code, out) == (0, expected), f"seed {seed}: {err}"
 
 
+@pytest.mark.parametrize("model", ["transformer", "rnn"])
+def test_translate_serves_from_the_signatures_with_tensorflow_alone(trained_translators, model):
+    """Greedy and at the export's own beam width, `translate` runs the SavedModel's
+    signature: no Keras and no Model Garden in the process, and the translations of the
+    Keras model read back by `load_translator`. Another beam width is the Keras model's."""
+    from kerasformer.loading.translator import load_translator
+    from tests.helpers.processes import run_each_recording_imports
+
+    export_dir = trained_translators[model][-1]
+    beam_width = json.loads((export_dir / "translator.json").read_text())["beam_width"]
+    sentences = ["One two three.", "nine, eight? seven!", "Zebra quokka", "one " * (MAXLEN + 1)]
+    greedy, beam, other = run_each_recording_imports(
+        [["translate", export_dir, *sentences, "--json"],
+         ["translate", export_dir, *sentences[:2], "--json", "--beam-width", str(beam_width)],
+         ["translate", export_dir, sentences[0], "--json", "--beam-width", "2"]],
+        ("tf_keras", "keras", "official", "tensorflow_hub", "tensorflow_text"),
+    )  # fmt: skip
+    assert greedy["heavy"] == beam["heavy"] == [] and other["heavy"] != [], (greedy, other)
+    assert greedy["code"] == 1 and beam["code"] == other["code"] == 0, greedy["stderr"]
+    translator = load_translator(export_dir)
+    records = [json.loads(line) for line in greedy["stdout"].splitlines()]
+    assert [record["status"] for record in records] == ["ok", "ok", "warning", "error"]
+    assert translator.problem(sentences[3]) in records[3]["message"]
+    assert [record["translation"] for record in records[:3]] == translator.translate(sentences[:3])
+    beamed = [json.loads(line)["translation"] for line in beam["stdout"].splitlines()]
+    assert beamed == translator.translate(sentences[:2], beam_width=beam_width)
+    assert (
+        json.loads(other["stdout"])["translation"]
+        == translator.translate(sentences[:1], beam_width=2)[0]
+    )
+
+
 def test_generate_serves_from_the_signature_with_tensorflow_alone(trained_language_model):
     """At the export's own number of tokens and with no seed, `generate` runs the
     SavedModel's ``sample`` signature: no Keras and no Model Garden in the process, and the

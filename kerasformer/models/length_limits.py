@@ -1,5 +1,6 @@
-"""What fits a language model's window: the checks `TextGenerator` and `ExportedGenerator`
-share, in plain Python, so that serving from a SavedModel needs no Keras to make them."""
+"""What fits a model's window: the length checks that the Keras readers (`TextGenerator`,
+`Translator`) and the SavedModel ones (`ExportedGenerator`, `ExportedTranslator`) share,
+in plain Python, so that serving from a SavedModel needs no Keras to make them."""
 
 from __future__ import annotations
 
@@ -23,5 +24,17 @@ def prompt_problem(length: int, max_tokens: int, maxlen: int) -> str | None:
         return (
             f"has {length} tokens; with {max_tokens} to generate that exceeds the "
             f"model's window of {maxlen}; shorten the prompt or generate fewer tokens"
+        )
+    return None
+
+
+def sentence_problem(length: int, maxlen: int, unit: str) -> str | None:
+    """Why a source sentence of ``length`` tokens (``unit``: "words", "pieces") cannot be
+    translated by a model reading at most ``maxlen``, or None if it can."""
+    if length == 0:
+        return "has no words to translate; pass some text"
+    if length > maxlen:
+        return (
+            f"has {length} {unit}, more than the model's {maxlen}; split it into shorter sentences"
         )
     return None
