@@ -66,8 +66,9 @@ def run(args: argparse.Namespace) -> int:
 
     inputs = read_inputs(args.texts, args.input_file, noun="prompt")
     generator = served_generator(args)
+    generator.require_max_tokens(args.max_tokens)
     sampling = Sampling(args.temperature, args.top_k, args.top_p)
-    inputs = with_problems(inputs, generator.problem)
+    inputs = with_problems(inputs, lambda prompt: generator.problem(prompt, args.max_tokens))
     records = records_for(
         inputs,
         lambda prompts: [
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             )
             for prompt, text, known in zip(
                 prompts,
-                generator.generate(prompts, sampling),
+                generator.generate(prompts, args.max_tokens, sampling),
                 generator.known_words(prompts),
                 strict=True,
             )  # fmt: skip
@@ -87,39 +88,20 @@ def run(args: argparse.Namespace) -> int:
 
 def served_generator(args: argparse.Namespace):
     """What generates: the export's own ``sample`` signature where it can (TensorFlow
-    alone), else the Keras model, for a seed (the signature's sampling has none) or
-    another --max-tokens than the export's. Both give ``problem(prompt)``,
-    ``known_words(prompts)`` and ``generate(prompts, sampling)``."""
+    alone), else the Keras model (`TextGenerator`, the same methods): for a seed, which
+    the signature's sampling has none of, or another --max-tokens than the export's."""
     from kerasformer.loading.exported_generator import ExportedGenerator
+    from kerasformer.loading.generator import load_generator
 
     if args.seed is None:
         exported = ExportedGenerator.load_if_serves(args.model, args.max_tokens)
         if exported is not None:
             return exported
-    return KerasGenerator(args.model, args.max_tokens, args.seed)
-
-
-class KerasGenerator:
-    """`TextGenerator` from ``model.keras``, at a fixed --max-tokens and seed."""
-
-    def __init__(self, export_dir, max_tokens: int, seed: int | None):
+    else:
         from kerasformer.backend import tf
-        from kerasformer.loading.generator import load_generator
 
-        if seed is not None:
-            tf.random.set_seed(seed)
-        self.generator = load_generator(export_dir)
-        self.generator.require_max_tokens(max_tokens)
-        self.max_tokens = max_tokens
-
-    def problem(self, prompt: str) -> str | None:
-        return self.generator.problem(prompt, self.max_tokens)
-
-    def known_words(self, prompts) -> list[int]:
-        return self.generator.known_words(prompts)
-
-    def generate(self, prompts, sampling) -> list[str]:
-        return self.generator.generate(prompts, self.max_tokens, sampling)
+        tf.random.set_seed(args.seed)
+    return load_generator(args.model)
 
 
 COMMAND = Command("generate", HELP, DESCRIPTION, add_arguments, run)

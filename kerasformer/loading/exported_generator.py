@@ -13,6 +13,7 @@ from kerasformer.files.text_files import read_lines, read_settings
 from kerasformer.loading.exported_classifier import INPUT_NAME, utf8_texts
 from kerasformer.loading.generator import SETTINGS_FILE, VOCABULARY_FILE
 from kerasformer.loading.serving_function import load_checked_serving_function
+from kerasformer.loading.vocabulary_words import known_counts, split_words
 from kerasformer.models.generation import Sampling
 from kerasformer.models.length_limits import prompt_problem
 
@@ -28,7 +29,8 @@ class ExportedGenerator:
     unknown words counted as `TextGenerator` does it, with the words TensorFlow's
     whitespace split gives and the export's ``vocabulary.txt``. Exports written before
     their settings held the model's window, and other numbers of tokens, are told apart
-    by `load_if_serves`; load those with `load_generator`.
+    by `load_if_serves`; load those with `load_generator`. Its methods are called as
+    `TextGenerator`'s are, so a caller can take either.
 
     Sampling is not seeded: the signature's random ops were traced without a seed, so
     ``tf.random.set_seed`` does not reach them. For text that repeats, use
@@ -41,7 +43,7 @@ class ExportedGenerator:
     Example:
 
     >>> generator = ExportedGenerator("saved_models/wikitext2-lm")
-    >>> generator.generate(["the game"], Sampling(temperature=0.0))
+    >>> generator.generate(["the game"], sampling=Sampling(temperature=0.0))
     ['was played in the United States ...']
     """
 
@@ -63,20 +65,36 @@ class ExportedGenerator:
             return None
         return cls(export_dir)
 
-    def problem(self, prompt: str) -> str | None:
+    def require_max_tokens(self, max_tokens: int) -> None:
+        """Refuse a number of tokens other than the one the signature generates."""
+        if max_tokens != self.max_tokens:
+            raise KerasformerError(
+                f"{self.export_dir}'s signature generates {self.max_tokens} tokens, not "
+                f"{max_tokens}; load it with load_generator for another number."
+            )
+
+    def problem(self, prompt: str, max_tokens: int | None = None) -> str | None:
         """Why ``prompt`` cannot be continued, or None if it can (`TextGenerator.problem`)."""
-        length = len(self._words([prompt])[0])
-        return prompt_problem(length, self.max_tokens, self.maxlen)
+        self.require_max_tokens(max_tokens or self.max_tokens)
+        (words,) = self._words(utf8_texts([prompt], "generating"))
+        return prompt_problem(len(words), self.max_tokens, self.maxlen)
 
     def known_words(self, prompts: Sequence[str]) -> list[int]:
         """How many words of each prompt are in the vocabulary."""
-        return [sum(word in self.vocabulary for word in words) for words in self._words(prompts)]
+        return known_counts(self._words(utf8_texts(prompts, "generating")), self.vocabulary)
 
-    def generate(self, prompts: Sequence[str], sampling: Sampling | None = None) -> list[str]:
-        """Continue each prompt by up to ``max_tokens`` tokens (greedy if no sampling)."""
+    def generate(
+        self,
+        prompts: Sequence[str],
+        max_tokens: int | None = None,
+        sampling: Sampling | None = None,
+    ) -> list[str]:
+        """Continue each prompt by up to ``max_tokens`` tokens (greedy if no sampling), as
+        `TextGenerator.generate` does; ``max_tokens`` must be the export's (None: it)."""
+        self.require_max_tokens(max_tokens or self.max_tokens)
         encoded = utf8_texts(prompts, "generating")
-        for index, prompt in enumerate(prompts):
-            problem = self.problem(prompt)
+        for index, words in enumerate(self._words(encoded)):
+            problem = prompt_problem(len(words), self.max_tokens, self.maxlen)
             if problem is not None:
                 raise KerasformerError(f"prompt {index + 1} {problem}.")
         sampling = sampling or Sampling(temperature=0.0)
@@ -88,12 +106,10 @@ class ExportedGenerator:
         )["outputs"]
         return [text.decode("utf-8") for text in outputs.numpy()]
 
-    def _words(self, prompts: Sequence[str]) -> list[list[str]]:
+    @staticmethod
+    def _words(encoded: list[bytes]) -> list[list[str]]:
         # The split the export's TextVectorization makes: TensorFlow's, on whitespace.
-        if not len(prompts):
-            return []
-        split = tf.strings.split(tf.constant(utf8_texts(prompts, "generating"), tf.string))
-        return [[word.decode("utf-8") for word in row] for row in split.to_list()]
+        return split_words(tf.constant(encoded, tf.string)) if encoded else []
 
 
 def read_export_settings(directory: Path) -> dict:

@@ -15,6 +15,7 @@ from kerasformer.files.text_files import read_lines, read_settings
 from kerasformer.loading.exported_classifier import INPUT_NAME, utf8_texts
 from kerasformer.loading.serving_function import load_checked_serving_function
 from kerasformer.loading.translator import SETTINGS_FILE, SOURCE_VOCABULARY_FILE
+from kerasformer.loading.vocabulary_words import known_counts, split_words
 from kerasformer.models.length_limits import sentence_problem
 
 GREEDY_SIGNATURE, BEAM_SIGNATURE = "serving_default", "beam_search"
@@ -72,11 +73,12 @@ class ExportedTranslator:
 
     def problem(self, text: str) -> str | None:
         """Why ``text`` cannot be translated (no words, too many), or None if it can."""
-        return sentence_problem(len(self._words([text])[0]), self.maxlen, "words")
+        (words,) = self._words(utf8_texts([text], "translating"))
+        return sentence_problem(len(words), self.maxlen, "words")
 
     def known_words(self, texts: Sequence[str]) -> list[int]:
         """How many words of each sentence are in the source vocabulary."""
-        return [sum(word in self.vocabulary for word in words) for words in self._words(texts)]
+        return known_counts(self._words(utf8_texts(texts, "translating")), self.vocabulary)
 
     def translate(self, texts: Sequence[str], beam_width: int | None = None) -> list[str]:
         """Translate sentences with the signature's decoding (`Translator.translate`)."""
@@ -87,12 +89,12 @@ class ExportedTranslator:
             )
         if isinstance(texts, str):
             raise KerasformerError("pass a list of sentences, not one string.")
-        words = self._words(texts)
+        encoded = utf8_texts(texts, "translating")
+        words = self._words(encoded)
         for index, sentence in enumerate(words):
             problem = sentence_problem(len(sentence), self.maxlen, "words")
             if problem is not None:
                 raise KerasformerError(f"sentence {index + 1} {problem}.")
-        encoded = utf8_texts(texts, "translating")
         # Batches of similar length, as `Translator.translate` makes them.
         order = np.argsort([len(sentence) for sentence in words], kind="stable")
         outputs = [""] * len(texts)
@@ -104,18 +106,17 @@ class ExportedTranslator:
                 outputs[index] = text.decode("utf-8")
         return outputs
 
-    def _words(self, texts: Sequence[str]) -> list[list[str]]:
+    @staticmethod
+    def _words(encoded: list[bytes]) -> list[list[str]]:
         # What the export's word tokenizer reads: lower-cased, punctuation split off, then
-        # TensorFlow's split on whitespace (its TextVectorization's).
-        # Imported here: its module defines a `tf.Module`, which would start TensorFlow
-        # (with a Keras) before the export is checked.
+        # TensorFlow's split on whitespace (its TextVectorization's). Imported here: its
+        # module defines a `tf.Module`, which would start TensorFlow (with a Keras)
+        # before the export is checked.
         from kerasformer.models.word_tokenizer import lower_words_and_punctuation
 
-        if not len(texts):
+        if not encoded:
             return []
-        encoded = tf.constant(utf8_texts(texts, "translating"), tf.string)
-        split = tf.strings.split(lower_words_and_punctuation(encoded))
-        return [[word.decode("utf-8") for word in row] for row in split.to_list()]
+        return split_words(lower_words_and_punctuation(tf.constant(encoded, tf.string)))
 
 
 def read_translator_settings(directory: Path) -> dict:

@@ -42,6 +42,10 @@ def test_greedy_continuations_are_the_keras_generators(exported, keras_generator
     expected = keras_generator.generate(PROMPTS, MAX_TOKENS, GREEDY)
     assert any(expected)  # the tiny model says something to compare
     assert exported.generate(PROMPTS) == expected
+    # Called as `TextGenerator` is, as the command line calls either.
+    assert exported.generate(PROMPTS, MAX_TOKENS, GREEDY) == expected
+    with pytest.raises(KerasformerError, match=f"generates {MAX_TOKENS} tokens, not 3"):
+        exported.generate(PROMPTS, 3, GREEDY)
 
 
 def test_prompts_are_checked_and_their_known_words_counted_as_keras_does(exported, keras_generator):
@@ -58,8 +62,8 @@ def test_sampling_values_reach_the_signature(exported):
     # at temperature 5 with no limit, 40 prompts all continued greedily would be a wonder.
     prompts = PROMPTS * 8
     greedy = exported.generate(prompts)
-    assert exported.generate(prompts, Sampling(temperature=5.0, top_k=1)) == greedy
-    assert exported.generate(prompts, Sampling(temperature=5.0)) != greedy
+    assert exported.generate(prompts, sampling=Sampling(temperature=5.0, top_k=1)) == greedy
+    assert exported.generate(prompts, sampling=Sampling(temperature=5.0)) != greedy
 
 
 def test_other_numbers_of_tokens_and_older_exports_are_left_to_keras(export_dir, tmp_path):
