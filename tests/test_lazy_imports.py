@@ -80,3 +80,12 @@ def test_old_module_paths_are_the_moved_modules():
 
 def moved_function(name: str):
     return getattr(importlib.import_module(f"kerasformer.convert.{name}"), name)
+
+
+def test_every_plotting_module_loads_without_scikit_learn():
+    """scikit-learn costs 1.6 s; only drawing a confusion matrix needs it."""
+    imports = "\n".join(
+        f"import kerasformer.plots.{name}"
+        for name in ("confusion_matrix", "training_history", "entities", "figures")
+    )
+    assert loaded_after(imports, ("sklearn", "matplotlib")) == ["matplotlib"]

@@ -111,7 +111,7 @@ def test_unknown_names_are_refused_in_one_line(lookup, message):
 def test_the_command_line_offers_exactly_the_registry():
     from kerasformer.cli.main import build_parser
 
-    train = build_parser()._subparsers._group_actions[0].choices["train"]
+    train = build_parser().command_parsers["train"]
     choices = {action.dest: action.choices for action in train._actions if action.choices}
     assert tuple(choices["task"]) == registry.TRAINED_BY_TRAIN
     assert set(choices["model"]) == set(registry.MODEL_NAMES)

@@ -32,11 +32,14 @@ COMMANDS = tuple(
 class OneLineErrorParser(argparse.ArgumentParser):
     """An argument parser whose errors are one line, like every other kerasformer error."""
 
+    # The top-level parser's: each command's own parser, by the command's name.
+    command_parsers: dict[str, argparse.ArgumentParser] = {}
+
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> OneLineErrorParser:
     parser = OneLineErrorParser(
         prog="kerasformer",
         description="Transformer text classifiers, translators and language models for Keras.",
@@ -56,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
             default=argparse.SUPPRESS,  # given before or after COMMAND, either counts
             help="show TensorFlow's own log lines (hidden by default)",
         )
+    parser.command_parsers = dict(subparsers.choices)
     return parser
 
 
@@ -68,7 +72,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args, _ = parser.parse_known_args(argv)
-    command_parser = parser._subparsers._group_actions[0].choices[args.command]
+    command_parser = parser.command_parsers[args.command]
     rest = argv[argv.index(args.command) + 1 :]
     parsed = command_parser.parse_intermixed_args(rest)
     parsed.command = args.command

@@ -234,7 +234,7 @@ def reusable_saved_model(model: keras.Model):
     """What TF-Hub's Reusable SavedModel API asks of an object, for ``model``:
     ``__call__(inputs, training=False)`` traced in both modes for any batch and length,
     and its ``variables``, ``trainable_variables`` and (no) ``regularization_losses``."""
-    saved = tf.__internal__.tracking.AutoTrackable()
+    saved = tf.train.Checkpoint()  # the public trackable root that tf.saved_model.save takes
     saved.model = model
 
     @tf.function

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
-from sklearn.metrics import ConfusionMatrixDisplay
 
 from kerasformer.errors import KerasformerError
 
@@ -32,6 +31,9 @@ def plot_confusion_matrix(
     >>> metrics = classification_metrics(labels, probabilities, class_names)
     >>> figure = plot_confusion_matrix(metrics["confusion_matrix"], class_names)
     """
+    # Imported here: scikit-learn costs every plotting command 1.6 s, most drawing no matrix.
+    from sklearn.metrics import ConfusionMatrixDisplay
+
     counts = checked_counts(matrix, class_names)
     row_totals = counts.sum(axis=1, keepdims=True)
     shares = np.divide(counts, row_totals, out=np.zeros(counts.shape), where=row_totals > 0)

@@ -3,9 +3,10 @@
 While a run that exports to ``saved_models/NAME`` trains, ``saved_models/NAME.training/``
 holds its configuration, a fingerprint of its data, a backup of the model and optimizer
 after every epoch (Keras's ``BackupAndRestore``, one folder per recipe phase), the
-history so far and a lock naming the process that trains. The same command with
-``--resume`` continues from the last completed epoch and ends with the configured number
-of epochs; a successful export deletes the run directory.
+history so far, and a lock: the kernel's ``flock`` on ``run.lock`` (filelock), which ends
+with the process that trains, and ``lock.json`` naming that process for messages. The same
+command with ``--resume`` continues from the last completed epoch and ends with the
+configured number of epochs; a successful export deletes the run directory.
 
 The directory is checked when training is set up (`RunDirectory`), but written only just
 before the first epoch (`RunDirectory.start`), so a run refused before it trains leaves
@@ -20,24 +21,24 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import shutil
 import socket
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
+import filelock
 import numpy as np
 
 from kerasformer.backend import keras, tf
 from kerasformer.errors import KerasformerError
 from kerasformer.training.run_settings import compared_settings, differing_settings
-from kerasformer.validation import is_whole_number
 
 CONFIG_FILE = "config.json"
 EPOCHS_FILE = "epochs.json"
 DATA_FILE = "data.json"
-LOCK_FILE = "lock.json"
+LOCK_FILE = "lock.json"  # who holds the run's lock, and since when: for the message
+RUN_LOCK_FILE = "run.lock"  # the lock itself (flock)
 # A resumed run must be the same run: these settings may differ between the attempts.
 MAY_DIFFER = frozenset({"overwrite", "resume", "tensorboard", "tensorboard_update_freq"})
 # Fields of a data object that are not training data: its name, and caches filled later.
@@ -86,7 +87,7 @@ class RunDirectory:
         self.epochs: list[dict] = []
         self.continued = False  # it holds completed epochs of this run, to continue
         self.created = False  # this process made the directory (see close)
-        self.lock: dict | None = None  # the lock this process holds
+        self.lock: HeldLock | None = None  # the lock this process holds
         self._made_from: Path | None = None  # the first of the folders this process made
         if writer:
             self._check()
@@ -317,143 +318,93 @@ def require_settings_of_the_chief(path: Path, config) -> None:
         )
 
 
-def take_lock(path: Path) -> dict:
-    """Write ``path/lock.json`` for this process, unless a live run holds it (refused).
+@dataclasses.dataclass
+class HeldLock:
+    """The kernel's lock on a run directory, held by this process, and what
+    ``lock.json`` says of its holder."""
 
-    The lock is written whole to a scratch file and linked into place, which fails if a
-    lock is there: of two runs starting at once, one gets it. A stale lock (its process
-    is gone) is moved aside first.
-    """
-    lock = {
+    lock: filelock.BaseFileLock
+    holder: dict
+
+
+def run_lock(path: Path) -> filelock.BaseFileLock:
+    """The lock of the run directory ``path``: ``flock`` on ``run.lock``, which the kernel
+    drops when its process ends, however it ends (not per thread: Keras may call back from
+    another)."""
+    return filelock.FileLock(str(path / RUN_LOCK_FILE), thread_local=False)
+
+
+def take_lock(path: Path) -> HeldLock:
+    """Lock the run directory ``path`` for this process, and say who holds it in
+    ``lock.json``; refused if a run holds it (or may, on another host)."""
+    require_no_lock_of_another_host(path)
+    lock = run_lock(path)
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        raise run_in_progress(path) from None
+    except NotImplementedError:  # filelock's word for a filesystem without flock
+        raise KerasformerError(
+            f"the filesystem of {path} cannot lock files (no flock), so two runs there could "
+            "overwrite each other's backups; give an --export-dir on a local disk."
+        ) from None
+    holder = {
         "pid": os.getpid(),
         "host": socket.gethostname(),
         "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
-        "process_start": process_start_time(os.getpid()),
-        "boot_id": boot_id(),
-        "token": secrets.token_hex(8),
     }
-    lock_file = path / LOCK_FILE
-    scratch = path / f".{LOCK_FILE}.{lock['token']}"
-    scratch.write_text(json.dumps(lock, indent=1) + "\n", encoding="utf-8")
-    try:
-        for _ in range(10):
-            if place_exclusively(scratch, lock_file):
-                return lock
-            require_not_locked(path)  # refuses a live holder
-            stale = path / f".{LOCK_FILE}.stale.{lock['token']}"
-            try:
-                os.replace(lock_file, stale)
-                stale.unlink()
-            except FileNotFoundError:
-                pass  # another run moved it first; look again
-        raise KerasformerError(f"could not lock {lock_file}; run the command again.")
-    finally:
-        scratch.unlink(missing_ok=True)
+    write_json_atomically(path / LOCK_FILE, holder)
+    return HeldLock(lock, holder)
 
 
-def place_exclusively(source: Path, destination: Path) -> bool:
-    """Link ``source`` to ``destination``, or copy it there, unless ``destination`` exists."""
-    try:
-        os.link(source, destination)
-        return True
-    except FileExistsError:
-        return False
-    except OSError:  # no hard links on this filesystem
-        pass
-    try:
-        descriptor = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        return False
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(source.read_bytes())
-    return True
-
-
-def release_lock(path: Path, lock: dict) -> None:
-    """Remove ``path/lock.json`` if it is still ``lock`` (not another run's)."""
-    lock_file = path / LOCK_FILE
-    held = read_json(lock_file, default=None)
-    if isinstance(held, dict) and held.get("token") == lock.get("token"):
-        lock_file.unlink(missing_ok=True)
+def release_lock(path: Path, held: HeldLock) -> None:
+    """Say that nobody holds ``path`` any more, then let the lock go."""
+    (path / LOCK_FILE).unlink(missing_ok=True)
+    # run.lock stays: deleting it could let a run that opened it just before lock the
+    # deleted file while a third one locks a new one.
+    held.lock.release()
 
 
 def require_not_locked(path: Path) -> None:
-    """Refuse a run directory locked by a live run, or by one on another machine."""
-    lock_file = path / LOCK_FILE
-    if not lock_file.is_file():
+    """Refuse a run directory locked by a live run, or whose ``lock.json`` names a run on
+    another host. Writes nothing."""
+    require_no_lock_of_another_host(path)
+    if not (path / RUN_LOCK_FILE).is_file():
+        return  # never locked (a run writes run.lock before it trains)
+    lock = run_lock(path)
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        raise run_in_progress(path) from None
+    except NotImplementedError:
+        return  # take_lock says what to do, if this run gets that far
+    lock.release()
+
+
+def require_no_lock_of_another_host(path: Path) -> None:
+    """A ``lock.json`` written on another host, on a filesystem both share: whether that
+    run still holds its lock cannot be told from here where the filesystem's ``flock``
+    does not reach across hosts (NFS without a lock manager), so the run is refused."""
+    holder = read_json(path / LOCK_FILE, default=None)
+    if not isinstance(holder, dict) or holder.get("host") in (None, socket.gethostname()):
         return
-    lock = read_json(lock_file, default=None)
-    if not isinstance(lock, dict):
-        return  # unreadable: not a lock this code wrote whole, so nobody holds it
-    pid, host = lock.get("pid"), lock.get("host")
-    alive = lock_holder_alive(lock)
-    if alive is None:
-        raise KerasformerError(
-            f"{path} is locked by a run on {host} (PID {pid}, since {lock.get('started')}), "
-            f"which cannot be checked from {socket.gethostname()}; if that run is no longer "
-            f"alive, delete {lock_file} and run the command again."
-        )
-    if alive:
-        raise KerasformerError(
-            f"a run is in progress (PID {pid} on {host}) in {path}, started "
-            f"{lock.get('started')}; wait for it to end, or stop it and continue it with "
-            "--resume."
-        )
+    raise KerasformerError(
+        f"{path} is locked by a run on {holder['host']} (PID {holder.get('pid')}, since "
+        f"{holder.get('started')}), which cannot be checked from {socket.gethostname()}; if "
+        f"that run is no longer alive, delete {path / LOCK_FILE} and run the command again."
+    )
 
 
-def lock_holder_alive(lock: dict) -> bool | None:
-    """Whether the lock's process still runs; None where it cannot be told (another host)."""
-    if lock.get("host") != socket.gethostname():
-        return None
-    pid = lock.get("pid")
-    if not is_whole_number(pid) or pid <= 0:
-        return False
-    if lock.get("boot_id") and boot_id() and lock["boot_id"] != boot_id():
-        return False  # the machine restarted since
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # alive, another user's
-    except (OSError, OverflowError):
-        return False
-    if process_state(pid) == "Z":
-        return False  # exited, not yet reaped
-    started = process_start_time(pid)
-    if lock.get("process_start") is not None and started is not None:
-        return started == lock["process_start"]  # else the PID was reused
-    return True
-
-
-def proc_stat_fields(pid: int) -> list[str] | None:
-    """``/proc/PID/stat`` after the command name (field 3 on), where there is a /proc."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat[stat.rfind(")") + 2 :].split()
-
-
-def process_start_time(pid: int) -> int | None:
-    """When the process started, in clock ticks since boot (Linux); None elsewhere."""
-    fields = proc_stat_fields(pid)
-    try:
-        return int(fields[19]) if fields else None  # field 22: starttime
-    except (IndexError, ValueError):
-        return None
-
-
-def process_state(pid: int) -> str | None:
-    fields = proc_stat_fields(pid)
-    return fields[0] if fields else None
-
-
-def boot_id() -> str | None:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
-    except OSError:
-        return None
+def run_in_progress(path: Path) -> KerasformerError:
+    """The refusal of a directory whose lock a live run holds, naming it if it said who."""
+    holder = read_json(path / LOCK_FILE, default=None)
+    holder = holder if isinstance(holder, dict) else {}
+    who = f" (PID {holder['pid']} on {holder.get('host')})" if holder.get("pid") else ""
+    since = f", started {holder['started']}" if "started" in holder else ""
+    return KerasformerError(
+        f"a run is in progress{who} in {path}{since}; wait for it to end, or stop it and "
+        "continue it with --resume."
+    )
 
 
 # The data's fingerprint: what --resume compares.
@@ -588,7 +539,7 @@ def count_text(count) -> str:
 
 def foreign_contents(path: Path) -> list[Path]:
     """What ``path`` holds besides what a run writes there before its first epoch ends."""
-    ours = (LOCK_FILE, CONFIG_FILE, DATA_FILE, EPOCHS_FILE)
+    ours = (LOCK_FILE, RUN_LOCK_FILE, CONFIG_FILE, DATA_FILE, EPOCHS_FILE)
     return [
         child for child in path.iterdir()
         if child.name not in ours and not child.name.startswith(tuple(f".{n}." for n in ours))

@@ -24,9 +24,9 @@ from kerasformer.training.run_directory import (
     DATA_FILE,
     EPOCHS_FILE,
     LOCK_FILE,
+    RUN_LOCK_FILE,
     RunDirectory,
     data_fingerprint,
-    process_start_time,
     run_directory_for,
 )
 from kerasformer.training.run_settings import compared_settings
@@ -55,13 +55,36 @@ def tiny_data(train_size: int = 64, seed: int = 0) -> TextClassificationData:
     return TextClassificationData("tiny", ("world", "sports", "business", "tech"), splits)
 
 
+# A run that trains: it holds the run directory's lock until it is killed.
+HOLDS_THE_LOCK = """
+import sys, time
+import filelock
+lock = filelock.FileLock(sys.argv[1], thread_local=False)  # released once collected
+lock.acquire()
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
 @pytest.fixture
-def live_process():
-    """A process of this host that stays alive while the test runs."""
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    yield child
-    child.kill()
-    child.wait()
+def lock_holder():
+    """Starts a process of this host that takes a run directory's lock and keeps it."""
+    children = []
+
+    def hold(path: Path) -> subprocess.Popen:
+        path.mkdir(parents=True, exist_ok=True)
+        child = subprocess.Popen(
+            [sys.executable, "-c", HOLDS_THE_LOCK, str(path / RUN_LOCK_FILE)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        children.append(child)
+        assert child.stdout.readline().strip() == "locked"
+        return child
+
+    yield hold
+    for child in children:
+        child.kill()
+        child.wait()
 
 
 def dead_pid() -> int:
@@ -73,7 +96,7 @@ def dead_pid() -> int:
 def write_run(path: Path, config: TrainingConfig, epochs: int, lock: dict | None = None,
               fingerprint: dict | None = None) -> None:  # fmt: skip
     """A run directory as a run of ``config`` leaves it after ``epochs`` epochs."""
-    path.mkdir(parents=True)
+    path.mkdir(parents=True, exist_ok=True)
     (path / CONFIG_FILE).write_text(json.dumps(compared_settings(config)))
     records = [{"epoch": epoch, "phase": "from-scratch", "loss": 1.0} for epoch in range(epochs)]
     (path / EPOCHS_FILE).write_text(json.dumps(records))
@@ -84,33 +107,51 @@ def write_run(path: Path, config: TrainingConfig, epochs: int, lock: dict | None
 
 
 def lock_of(pid: int, host: str | None = None) -> dict:
-    return {"pid": pid, "host": host or socket.gethostname(), "started": "earlier",
-            "process_start": process_start_time(pid), "token": "theirs"}  # fmt: skip
+    """``lock.json`` as a run of process ``pid`` writes it."""
+    return {"pid": pid, "host": host or socket.gethostname(), "started": "earlier"}
 
 
 # The lock.
 
 
 @pytest.mark.parametrize("epochs", [0, 2])
-def test_a_run_in_progress_is_refused_naming_its_process(tmp_path, live_process, epochs):
+def test_a_run_in_progress_is_refused_naming_its_process(tmp_path, lock_holder, epochs):
     config = tiny_config(tmp_path / "export")
     path = run_directory_for(tmp_path / "export")
-    write_run(path, config, epochs, lock=lock_of(live_process.pid))
+    holder = lock_holder(path)
+    write_run(path, config, epochs, lock=lock_of(holder.pid))
     before = sorted(p.name for p in path.iterdir())
     for resume in (False, True):
         with pytest.raises(KerasformerError) as caught:
             RunDirectory(path, compared_settings(config), resume=resume, start=False)
         message = str(caught.value)
-        assert f"a run is in progress (PID {live_process.pid} on {socket.gethostname()})" in message
+        assert f"a run is in progress (PID {holder.pid} on {socket.gethostname()})" in message
         assert "\n" not in message
     assert sorted(p.name for p in path.iterdir()) == before  # its first epoch is not removed
+
+
+def test_the_lock_ends_with_the_process_that_held_it(tmp_path, lock_holder):
+    """Killed, it cannot release anything itself: the kernel lets the lock go, and its
+    ``lock.json`` names a process that is gone."""
+    config = tiny_config(tmp_path / "export")
+    path = run_directory_for(tmp_path / "export")
+    holder = lock_holder(path)
+    write_run(path, config, 1, lock=lock_of(holder.pid))
+    with pytest.raises(KerasformerError, match="a run is in progress"):
+        RunDirectory(path, compared_settings(config), resume=True, start=False)
+    holder.kill()
+    holder.wait()
+    run = RunDirectory(path, compared_settings(config), resume=True)  # started: locked
+    assert json.loads((path / LOCK_FILE).read_text())["pid"] == os.getpid()
+    run.close()
+    assert not (path / LOCK_FILE).exists() and (path / EPOCHS_FILE).is_file()
 
 
 def test_a_second_run_in_the_same_place_is_refused(tmp_path):
     config = tiny_config(tmp_path / "export")
     path = run_directory_for(tmp_path / "export")
     first = RunDirectory(path, compared_settings(config), resume=False)  # started: holds the lock
-    assert json.loads((path / LOCK_FILE).read_text())["pid"] == first.lock["pid"]
+    assert json.loads((path / LOCK_FILE).read_text())["pid"] == os.getpid()
     with pytest.raises(KerasformerError, match=r"a run is in progress \(PID \d+ on "):
         RunDirectory(path, compared_settings(config), resume=True, start=False)
     # Two runs checked while neither had started: the second to start is refused.
@@ -132,19 +173,17 @@ def test_a_stale_lock_is_an_interrupted_run(tmp_path):
         RunDirectory(path, compared_settings(config), resume=False, start=False)
     run = RunDirectory(path, compared_settings(config), resume=True, start=False)
     run.start()
-    assert json.loads((path / LOCK_FILE).read_text())["token"] == run.lock["token"]
+    assert json.loads((path / LOCK_FILE).read_text()) == run.lock.holder
     run.close()
     assert not (path / LOCK_FILE).exists() and (path / EPOCHS_FILE).is_file()  # kept to resume
 
 
-def test_a_reused_pid_does_not_hold_the_lock(tmp_path):
-    """The PID is alive (this process), but it is not the process that took the lock."""
+def test_a_lock_record_naming_a_live_process_that_holds_no_lock_is_stale(tmp_path):
+    """The PID is alive (this process, as after the PID was reused), but the lock is free."""
     config = tiny_config(tmp_path / "export")
     path = run_directory_for(tmp_path / "export")
-    lock = lock_of(os.getpid())
-    if lock["process_start"] is None:
-        pytest.skip("no /proc to tell when a process started")
-    write_run(path, config, 1, lock={**lock, "process_start": lock["process_start"] - 1})
+    write_run(path, config, 1, lock=lock_of(os.getpid()))
+    (path / RUN_LOCK_FILE).touch()
     RunDirectory(path, compared_settings(config), resume=True, start=False)  # not refused
 
 
@@ -168,7 +207,7 @@ def test_nothing_is_written_until_the_run_starts_and_nothing_left_without_an_epo
     run = RunDirectory(path, compared_settings(config), resume=False, start=False)
     assert not path.exists()
     run.start()
-    assert {p.name for p in path.iterdir()} == {CONFIG_FILE, LOCK_FILE}
+    assert {p.name for p in path.iterdir()} == {CONFIG_FILE, LOCK_FILE, RUN_LOCK_FILE}
     run.close()  # failed in its first epoch
     assert list(tmp_path.iterdir()) == []  # nor the models/ folder made for it
 
