@@ -1,50 +1,25 @@
-"""SQuAD v1.1 exact match and F1, as the official evaluation script computes them.
+"""SQuAD exact match and F1, computed by the official evaluation scripts.
 
-The official ``evaluate-v1.1.py`` compares answers after normalising both sides:
-lower case, punctuation removed, the articles "a", "an" and "the" removed, white space
-collapsed. Exact match is 1 when the normalised strings are equal; F1 is the harmonic
-mean of token precision and recall over the normalised, space-split tokens (a bag of
-tokens, so repeated tokens count as often as they appear in both). Each question scores
-the best value over its reference answers, and the corpus score is the mean × 100.
+The Model Garden ships both (``official.nlp.tools.squad_evaluate_v1_1`` and
+``squad_evaluate_v2_0``); `squad_scores` hands them the questions as SQuAD's own JSON and
+reads their results back. Both compare answers after normalising them (lower case,
+punctuation removed, the articles "a", "an" and "the" removed, white space collapsed):
+exact match is 1 when the normalised strings are equal, and F1 is the harmonic mean of
+token precision and recall over the normalised, space-split tokens. Each question scores
+its best value over its reference answers; the corpus score is the mean × 100.
 
-SQuAD 2.0's ``evaluate-v2.0.py`` adds unanswerable questions (no reference answers):
-one scores 1 for both exact match and F1 when the prediction is empty (after
-normalising) and 0 otherwise, and the scores are also given apart for the questions
-with an answer (``HasAns``) and without (``NoAns``).
+They differ where an answer normalises to nothing. v1.1 gives an empty prediction against
+the reference "the" exact match 1 and F1 0. v2.0 drops references that normalise to
+nothing: a question left with none wants an empty prediction, which scores 1 on both.
+v2.0 also scores unanswerable questions (no reference answers) and reports the
+questions with an answer (``HasAns``) and without (``NoAns``) apart.
 """
 
 from __future__ import annotations
 
-import re
-import string
-from collections import Counter
 from collections.abc import Sequence
 
 from kerasformer.errors import KerasformerError
-
-PUNCTUATION = frozenset(string.punctuation)
-ARTICLES = re.compile(r"\b(a|an|the)\b")
-
-
-def normalize_answer(text: str) -> str:
-    """Lower-case, drop punctuation and articles, collapse white space (in that order)."""
-    text = "".join(character for character in text.lower() if character not in PUNCTUATION)
-    return " ".join(ARTICLES.sub(" ", text).split())
-
-
-def exact_match(prediction: str, reference: str) -> float:
-    return float(normalize_answer(prediction) == normalize_answer(reference))
-
-
-def f1(prediction: str, reference: str) -> float:
-    predicted = normalize_answer(prediction).split()
-    expected = normalize_answer(reference).split()
-    shared = sum((Counter(predicted) & Counter(expected)).values())
-    if shared == 0:
-        return 0.0
-    precision = shared / len(predicted)
-    recall = shared / len(expected)
-    return 2 * precision * recall / (precision + recall)
 
 
 def squad_scores(
@@ -58,8 +33,10 @@ def squad_scores(
         predictions: One predicted answer per question.
         references: The reference answers of each question, in the same order; a
             question scores its best match among them.
-        unanswerable: SQuAD 2.0: a question with no reference answers is unanswerable,
-            answered right by an empty prediction (otherwise it is refused).
+        unanswerable: SQuAD 2.0, scored by ``evaluate-v2.0.py``: a question with no
+            reference answers is unanswerable, answered right by an empty prediction.
+            Otherwise SQuAD v1.1, scored by ``evaluate-v1.1.py``, and such a question is
+            refused.
 
     Returns:
         ``{"exact_match", "f1", "questions"}``; with ``unanswerable``, also
@@ -83,35 +60,35 @@ def squad_scores(
             raise KerasformerError(
                 f"question {number} needs a list of one or more reference answers, got {answers!r}."
             )
-    pairs = list(zip(predictions, references, strict=True))
-    matches = [question_scores(p, answers)[0] for p, answers in pairs]
-    overlaps = [question_scores(p, answers)[1] for p, answers in pairs]
-    scores = mean_scores(matches, overlaps)
+    ids = [str(number) for number in range(len(predictions))]
+    questions = [
+        {"id": qid, "answers": [{"text": answer} for answer in answers]}
+        for qid, answers in zip(ids, references, strict=True)
+    ]
+    dataset = [{"paragraphs": [{"qas": questions}]}]
+    answered = dict(zip(ids, predictions, strict=True))
     if unanswerable:
-        for part, wanted in (("has_answer", True), ("no_answer", False)):
-            chosen = [i for i, (_, answers) in enumerate(pairs) if bool(answers) == wanted]
-            if chosen:
-                part_scores = mean_scores(
-                    [matches[i] for i in chosen], [overlaps[i] for i in chosen]
-                )
-                scores.update({f"{part}_{key}": value for key, value in part_scores.items()})
-    return scores
+        return v2_scores(dataset, answered)
+    from official.nlp.tools import squad_evaluate_v1_1
 
-
-def question_scores(prediction: str, answers: Sequence[str]) -> tuple[float, float]:
-    """One question's best exact match and F1; an unanswerable one wants no answer."""
-    if not answers:
-        right = float(normalize_answer(prediction) == "")
-        return right, right
-    return (
-        max(exact_match(prediction, answer) for answer in answers),
-        max(f1(prediction, answer) for answer in answers),
-    )
-
-
-def mean_scores(matches: list[float], overlaps: list[float]) -> dict:
+    scores = squad_evaluate_v1_1.evaluate(dataset, answered)
     return {
-        "exact_match": 100.0 * sum(matches) / len(matches),
-        "f1": 100.0 * sum(overlaps) / len(overlaps),
-        "questions": len(matches),
+        "exact_match": 100.0 * scores["exact_match"],
+        "f1": 100.0 * scores["final_f1"],
+        "questions": len(ids),
     }
+
+
+def v2_scores(dataset: list, answered: dict[str, str]) -> dict:
+    """``evaluate-v2.0.py``'s scores, overall and apart for the questions with and
+    without an answer, under kerasformer's names (a part without questions left out)."""
+    from official.nlp.tools import squad_evaluate_v2_0
+
+    scores = squad_evaluate_v2_0.evaluate(dataset, answered)
+    named = {}
+    for ours, theirs in (("", ""), ("has_answer_", "HasAns_"), ("no_answer_", "NoAns_")):
+        if f"{theirs}total" in scores:
+            named[f"{ours}exact_match"] = float(scores[f"{theirs}exact"])
+            named[f"{ours}f1"] = float(scores[f"{theirs}f1"])
+            named[f"{ours}questions"] = int(scores[f"{theirs}total"])
+    return named

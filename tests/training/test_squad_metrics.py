@@ -1,45 +1,55 @@
-"""SQuAD v1.1 metrics against cases worked out by hand from the official script's rules."""
+"""SQuAD metrics against cases worked out by hand from the official scripts' rules."""
 
 import pytest
 
 from kerasformer.errors import KerasformerError
-from kerasformer.training.squad_metrics import exact_match, f1, normalize_answer, squad_scores
+from kerasformer.training.squad_metrics import squad_scores
+
+
+def one(prediction: str, reference: str, unanswerable: bool = False) -> tuple[float, float]:
+    """Exact match and F1 of one question with one reference answer."""
+    scores = squad_scores([prediction], [[reference]], unanswerable=unanswerable)
+    return scores["exact_match"], scores["f1"]
 
 
 @pytest.mark.parametrize(
-    "text, normalized",
+    "prediction, reference",
     [
         ("The  Denver Broncos!", "denver broncos"),
-        ("an apple a day", "apple day"),
-        # Articles only as whole words: "theatre" and "Anthem" keep their letters.
-        ("Theatre Anthem", "theatre anthem"),
+        ("an apple a day", "Apple day"),
+        ("  \t50,000\n ", "50000"),
         # Punctuation goes first, so "the-end" becomes one word and keeps its "the".
         ("the-end", "theend"),
-        ("  \t50,000\n ", "50000"),
-        ("The", ""),
     ],
 )
-def test_normalize_answer(text, normalized):
-    assert normalize_answer(text) == normalized
+def test_answers_match_once_case_punctuation_articles_and_spaces_are_gone(prediction, reference):
+    assert one(prediction, reference) == (100.0, 100.0)
 
 
-def test_exact_match_ignores_case_punctuation_and_articles():
-    assert exact_match("the Broncos.", "Broncos") == 1.0
-    assert exact_match("Denver Broncos", "Broncos") == 0.0
+def test_articles_go_only_as_whole_words():
+    # "Theatre" keeps its letters: one shared token of two, so F1 2/3.
+    assert one("Theatre Anthem", "theatre") == (0.0, pytest.approx(100 * 2 / 3))
 
 
 def test_f1_is_token_overlap():
     # 1 shared token: precision 1/2, recall 1/1.
-    assert f1("Denver Broncos", "Broncos") == pytest.approx(2 / 3)
+    assert one("Denver Broncos", "Broncos") == (0.0, pytest.approx(100 * 2 / 3))
     # Repeated tokens count min(2, 3) = 2 times: precision 2/4, recall 2/3.
-    assert f1("x y y z", "y y y") == pytest.approx(2 * (1 / 2) * (2 / 3) / (1 / 2 + 2 / 3))
-    assert f1("", "Broncos") == 0.0
+    assert one("x y y z", "y y y")[1] == pytest.approx(
+        100 * 2 * (1 / 2) * (2 / 3) / (1 / 2 + 2 / 3)
+    )
+    assert one("", "Broncos") == (0.0, 0.0)
 
 
-def test_answers_that_normalise_to_nothing_match_exactly_but_score_no_f1():
-    # The v1.1 script's behaviour: equal empty strings, but no shared token.
-    assert exact_match("The", "a") == 1.0
-    assert f1("The", "a") == 0.0
+def test_a_reference_that_normalises_to_nothing_scores_as_each_official_script_does():
+    # evaluate-v1.1.py: equal empty strings, but no shared token.
+    assert one("", "the") == (100.0, 0.0)
+    assert one("The", "a") == (100.0, 0.0)
+    # evaluate-v2.0.py drops such a reference: the question wants no answer, and an
+    # empty one (or one that normalises to nothing) is right on both counts.
+    assert one("", "the", unanswerable=True) == (100.0, 100.0)
+    assert one("a", "the", unanswerable=True) == (100.0, 100.0)
+    assert one("Broncos", "the", unanswerable=True) == (0.0, 0.0)
 
 
 def test_squad_scores_take_the_best_reference_and_average():
