@@ -74,23 +74,25 @@ def measure(name: str, size: int, function, texts, labels, args, reference=None)
     return row, probabilities
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("export_dir", type=Path)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--latency-texts", type=int, default=500)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--table", action="store_true", help="print the last results only")
-    args = parser.parse_args()
+    parser.add_argument("--output", type=Path, default=RESULTS, help="where the results go")
+    args = parser.parse_args(argv)
     if not args.table:
         run(args)
-    print(table(json.loads(RESULTS.read_text())))
+    print(table(json.loads(args.output.read_text())))
 
 
 def run(args) -> None:
     from kerasformer.datasets.ag_news import read_csv_folder
     from kerasformer.export.litert_export import export_litert
     from kerasformer.litert import LiteRTClassifier
+    from kerasformer.litert.files import LiteRTFiles
     from kerasformer.loading import ExportedClassifier
 
     _, test, _ = read_csv_folder(args.data_dir)
@@ -103,8 +105,8 @@ def run(args) -> None:
     rows.append(row)
     with tempfile.TemporaryDirectory() as scratch:
         for quantize in QUANTIZATIONS:
-            files = export_litert(args.export_dir, Path(scratch) / f"{quantize}.tflite",
-                                  quantize, progress=False)  # fmt: skip
+            files = LiteRTFiles(Path(scratch) / f"{quantize}.tflite")
+            export_litert(args.export_dir, files.model, quantize, progress=False)
             classifier = LiteRTClassifier(files.model)
             # The vocabulary file is part of what a device needs, as it is in the SavedModel.
             size = size_of(files.model) + size_of(files.vocabulary)
@@ -117,7 +119,7 @@ def run(args) -> None:
                f"{__import__('os').cpu_count()} cores", "export": str(args.export_dir),
                "test_texts": len(texts), "batch_size": args.batch_size,
                "latency_texts": args.latency_texts, "rows": rows}  # fmt: skip
-    RESULTS.write_text(json.dumps(results, indent=1))
+    args.output.write_text(json.dumps(results, indent=1))
 
 
 def table(results: dict) -> str:

@@ -431,6 +431,7 @@ def run(args: argparse.Namespace) -> int:
     if args.config:
         warn_of_changed_data(args.config, config)
     config.require_paths_exist()
+    config.require_tensorboard_dir()
     # Only now, with every setting checked, TensorFlow and the task are imported.
     from tabulate import tabulate
 

@@ -151,10 +151,34 @@ class TrainingConfig:
         settings = {**self.task_options, **dataclasses.asdict(self)}
         for name, flag in READ_PATHS.items():
             path = settings.get(name)
+            if path is not None and os.path.islink(path) and not os.path.exists(path):
+                raise KerasformerError(
+                    f"{flag} {path} is a symbolic link that leads to no file (its target is "
+                    "gone, or the links form a loop); point it at your file."
+                )
             if path is not None and not os.path.exists(path):
                 raise KerasformerError(
                     f"{flag} {path} does not exist; check the path (relative to {os.getcwd()})."
                 )
+
+    def require_tensorboard_dir(self) -> None:
+        """``--tensorboard DIR``: a folder, or a path where one can be made; refused here,
+        not by TensorFlow's writer once the first epoch has trained."""
+        if self.tensorboard is None:
+            return
+        if not isinstance(self.tensorboard, (str, os.PathLike)) or not str(self.tensorboard):
+            raise KerasformerError(
+                f"--tensorboard needs a folder for the logs, got {self.tensorboard!r}; give "
+                "--tensorboard DIR."
+            )
+        path = Path(self.tensorboard)
+        if path.exists() and not path.is_dir():
+            raise KerasformerError(
+                f"--tensorboard {path} is a file; give a folder for the logs (made if missing)."
+            )
+        from kerasformer.files.staged_directory import require_writable_parent
+
+        require_writable_parent(path / "train", "--tensorboard DIR")
 
     def require_known_model(self) -> None:
         if self.model not in all_model_names():

@@ -99,6 +99,10 @@ def file_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
+# Settings that hold options by name (`--embed-dim 64` as {"embed_dim": 64}).
+OPTIONS_BY_NAME = ("model_options", "task_options", "data_options")
+
+
 def read_run_settings(path: str | Path, known: set[str] | None = None) -> dict:
     """The settings in a ``config.json`` (or YAML) file, checked against ``known`` names
     (when given).
@@ -124,6 +128,12 @@ def read_run_settings(path: str | Path, known: set[str] | None = None) -> dict:
             f"--config {path}: unknown setting(s) {', '.join(unknown)}; use the names of "
             "an export's config.json (the TrainingConfig fields)."
         )
+    for name in OPTIONS_BY_NAME:
+        if name in settings and not isinstance(settings[name], dict):
+            raise KerasformerError(
+                f"--config {path}: {name} holds a {type(settings[name]).__name__}, not "
+                f'options by name; give an object such as {{"embed_dim": 64}}, or leave it out.'
+            )
     return settings
 
 

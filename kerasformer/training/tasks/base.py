@@ -68,6 +68,7 @@ class Task:
         self.require_input_pipeline_fits(config)
         self.settings(config)
         config.require_paths_exist()
+        config.require_tensorboard_dir()
         config.require_numbers_fit()
         self.require_fits_in_memory(config)
 
@@ -217,6 +218,11 @@ class Task:
         if dataset.fixed_splits:
             return load(config.data_dir)
         return load(config.data_dir, validation_fraction=config.validation_fraction, split_seed=0)
+
+    def as_trained_on(self, data):
+        """``data`` (loaded, or given to `train`) as the model trains and is scored on it;
+        as it is, unless the task's export reads its examples otherwise."""
+        return data
 
     def require_trainable(self, data) -> None:
         for split in ("train", "validation"):
