@@ -10,6 +10,7 @@ conversion is said. The tag set is the training file's.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from kerasformer.datasets.splits import AlignedArrays, Splits
 from kerasformer.errors import KerasformerError
 from kerasformer.files.text_files import read_utf8_text
 from kerasformer.models.iob_tags import OUTSIDE, is_iob_tag, tag_type
+from kerasformer.models.served_words import carry_tags, word_pieces
 
 DOCUMENT_START = "-DOCSTART-"
 JSON_LINES_SUFFIXES = (".jsonl", ".json")
@@ -54,6 +56,22 @@ class TaggedSentences(AlignedArrays):
             np.arange(len(tokens)) if documents is None else np.asarray(documents),
         )
 
+    def as_served_words(self) -> tuple[TaggedSentences, int, int]:
+        """The sentences in the words a tagger's export reads, each piece carrying its
+        word's tag (`kerasformer.models.served_words`); a sentence left with no word is
+        dropped. Also how many words were split or dropped, and how many there were.
+        """
+        tokens, tags, kept, changed, total = [], [], [], 0, 0
+        for index, (words, labels) in enumerate(zip(self.tokens, self.tags, strict=True)):
+            pieces, counts = word_pieces(words)
+            changed += sum(count != 1 for count in counts)
+            total += len(counts)
+            if pieces:
+                tokens.append(pieces)
+                tags.append(carry_tags(labels, counts))
+                kept.append(index)
+        return TaggedSentences.of(tokens, tags, self.documents[kept]), changed, total
+
 
 @dataclass(frozen=True)
 class TaggingData(Splits):
@@ -71,6 +89,28 @@ class TaggingData(Splits):
 
     def entity_types(self) -> tuple[str, ...]:
         return tuple(sorted({tag_type(tag) for tag in self.tag_names if tag != OUTSIDE}))
+
+    def as_served_words(self) -> TaggingData:
+        """Every split in the words a tagger's export reads (`TaggedSentences.as_served_words`):
+        what a tagger trains and is scored on, so that it is scored on what it serves. The
+        data unchanged where no word needed splitting; a note says how many did."""
+        splits, notes = {}, []
+        for split, part in self.splits.items():
+            splits[split], changed, total = part.as_served_words()
+            if changed:
+                notes.append(
+                    f"{split}: {changed} of {total} words ({changed / total:.1%}) split as "
+                    "raw text is split for tagging (U.S. is U . S .), each piece with its "
+                    "word's tag"
+                )
+        if not notes:
+            return self
+        # A name of one word in the file may now be several pieces: B-LOC, then I-LOC.
+        carried = {tag for part in splits.values() for tags in part.tags for tag in tags}
+        tag_names = ordered_tags(set(self.tag_names) | carried)
+        return dataclasses.replace(
+            self, splits=splits, tag_names=tag_names, notes=(*self.notes, *notes)
+        )
 
 
 def object_array(items: list) -> np.ndarray:

@@ -16,6 +16,7 @@ from kerasformer.backend import tf
 from kerasformer.errors import KerasformerError
 from kerasformer.models import defaults
 from kerasformer.models.iob_tags import allowed_transitions, entity_spans, tag_type, viterbi
+from kerasformer.models.served_words import first_piece_tags, word_pieces
 from kerasformer.models.word_spans import split_words
 
 DECODINGS = defaults.DECODINGS
@@ -74,9 +75,18 @@ class EntityTagger:
         return [self.tag_names[i] for i in best]
 
     def predict_tags(self, sentences, decoding: str | None = None, batch_size: int = 64):
-        """A tag for each word of each tokenised sentence."""
-        probs = self.probabilities(sentences, batch_size)
-        return [self.decode(p, decoding) if len(p) else [] for p in probs]
+        """A tag for each word of each tokenised sentence.
+
+        The tagger reads each sentence as its export reads the sentence's words joined by
+        spaces (``U.S.`` as ``U . S .``, see `kerasformer.models.served_words`); each
+        word gets its first piece's tag.
+        """
+        split = [word_pieces(words) for words in sentences]
+        probs = self.probabilities([pieces for pieces, _ in split], batch_size)
+        return [
+            first_piece_tags(self.decode(p, decoding) if len(p) else [], counts)
+            for p, (_, counts) in zip(probs, split, strict=True)
+        ]
 
     def tag(self, texts: Sequence[str], batch_size: int = 64) -> list[dict]:
         """Words, tags and entities (with character offsets and scores) of raw texts."""

@@ -78,6 +78,7 @@ def train(
     make_reproducible(config.seed, deterministic_ops=config.deterministic)
     if data is None:
         data = task.load_data(config)
+    data = task.as_trained_on(data)
     task.require_trainable(data)
     if verbose:
         print(task.describe(data))

@@ -10,6 +10,7 @@ from kerasformer.datasets.tagged_sentences import (
     read_tagged_file,
 )
 from kerasformer.errors import KerasformerError
+from tests.helpers.data import write_conll
 
 FOUR_COLUMNS = """-DOCSTART- -X- -X- O
 
@@ -106,3 +107,36 @@ def test_conll2003_reports_valid_as_test_when_there_is_no_test_file(tmp_path):
     data = load_conll2003(tmp_path)
     assert [list(w) for w in data.splits["validation"].tokens] == [["Paris"], ["Bonn"]]
     assert [list(w) for w in data.splits["test"].tokens] == [["Rome"]]
+
+
+def test_the_served_words_split_each_word_as_raw_text_is_split_and_carry_its_tag(tmp_path):
+    from kerasformer.datasets.tagged_sentences import from_tagged_files
+
+    train = write_conll(tmp_path / "train.txt", [
+        (["U.S.", "troops", "left"], ["B-LOC", "O", "O"]),
+        (["Ada", "met", "O'Neil", "."], ["B-PER", "O", "B-PER", "O"]),
+        (["\u200b"], ["O"]),  # nothing the export would read: the sentence goes
+    ])  # fmt: skip
+    data = from_tagged_files(train, train, train)
+    served = data.as_served_words()
+    assert served.splits["train"].tokens.tolist() == [
+        ("U", ".", "S", ".", "troops", "left"), ("Ada", "met", "O", "'", "Neil", "."),
+    ]  # fmt: skip
+    assert served.splits["train"].tags.tolist() == [
+        ("B-LOC", "I-LOC", "I-LOC", "I-LOC", "O", "O"),
+        ("B-PER", "O", "B-PER", "I-PER", "I-PER", "O"),
+    ]
+    # The file has no I- tag; its pieces do, so the tag set grows to hold them.
+    assert data.tag_names == ("O", "B-LOC", "B-PER")
+    assert served.tag_names == ("O", "B-LOC", "I-LOC", "B-PER", "I-PER")
+    assert "train: 3 of 8 words (37.5%) split as raw text is split" in served.notes[-3]
+    # Splitting served words again changes nothing.
+    assert served.as_served_words() is served
+
+
+def test_words_the_export_reads_whole_leave_the_data_as_it_is(tmp_path):
+    from kerasformer.datasets.tagged_sentences import from_tagged_files
+
+    train = write_conll(tmp_path / "train.txt", [(["Ada", "met", "Bob"], ["B-PER", "O", "B-PER"])])
+    data = from_tagged_files(train, train, train)
+    assert data.as_served_words() is data

@@ -123,3 +123,79 @@ def test_bert_windows_carry_each_word_tag_at_its_first_piece_only(minilm_preproc
     empty = window_examples(tagger, TaggedSentences.of([], []))
     assert [tensor.nrows() for tensor in empty] == [0, 0]
     assert tf.is_tensor(empty[0].flat_values)
+
+
+# Names as CoNLL-2003 writes them, whole, with the punctuation inside them.
+DOTTED_PEOPLE = ("O'Neil", "J.R. Smith", "Mary-Ann Lee", "Ada")
+DOTTED_PLACES = ("U.S.", "St.-Denis", "U.K.", "Bonn")
+DOTTED_TEMPLATES = ("{PER} visited {LOC} .", "In {LOC} , {PER} 's team won 6-2 .",
+                    "{PER} flew to {LOC} on 1996-08-31 .")  # fmt: skip
+
+
+def dotted_sentences(count: int, seed: int) -> list[tuple[list[str], list[str]]]:
+    rng = np.random.default_rng(seed)
+    sentences = []
+    for _ in range(count):
+        words, tags = [], []
+        for slot in DOTTED_TEMPLATES[rng.integers(len(DOTTED_TEMPLATES))].split():
+            if slot in ("{PER}", "{LOC}"):
+                names = DOTTED_PEOPLE if slot == "{PER}" else DOTTED_PLACES
+                name = names[rng.integers(len(names))].split()
+                words += name
+                tags += [f"B-{slot[1:-1]}"] + [f"I-{slot[1:-1]}"] * (len(name) - 1)
+            else:
+                words.append(slot)
+                tags.append("O")
+        sentences.append((words, tags))
+    return sentences
+
+
+def gold_offsets(words, tags) -> set[tuple[int, int, str]]:
+    """``(start, end, type)`` of each IOB2 entity in ``" ".join(words)``."""
+    entities, at = [], 0
+    for word, tag in zip(words, tags, strict=True):
+        if tag.startswith("B-"):
+            entities.append([at, at + len(word), tag[2:]])
+        elif tag.startswith("I-"):
+            entities[-1][1] = at + len(word)
+        at += len(word) + 1
+    return {tuple(entity) for entity in entities}
+
+
+def test_a_tagger_trains_on_the_words_its_export_reads_in_raw_text(tmp_path):
+    """CoNLL keeps ``U.S.`` whole; the export reads raw text as ``U . S .``. Trained on
+    CoNLL's words, the export found none of those names in raw text."""
+    from kerasformer.backend import tf
+    from kerasformer.training import TrainingConfig, train
+
+    train_file = write_conll(tmp_path / "train.txt", dotted_sentences(160, seed=0))
+    config = TrainingConfig(
+        task="ner", model="rnn", train_file=str(train_file), epochs=10, batch_size=16,
+        learning_rate=0.01, seed=0, model_options=TINY["rnn"],
+        export_dir=str(tmp_path / "tagger"),
+    )  # fmt: skip
+    result = train(config, verbose=0)
+    trained_words = {word for words in result.data.splits["train"].tokens for word in words}
+    assert {"U", "S", "K", "Neil", "'", "-", "1996"} <= trained_words
+    assert not {"U.S.", "O'Neil", "'s", "1996-08-31"} & trained_words
+
+    held_out = dotted_sentences(40, seed=1)
+    texts = [" ".join(words) for words, _ in held_out]
+    serve = tf.saved_model.load(config.export_dir).signatures["serving_default"]
+    out = serve(inputs=tf.constant(texts))
+    right = total = 0
+    for row, (words, tags) in enumerate(held_out):
+        gold = gold_offsets(words, tags)
+        count = int(out["entity_counts"][row])
+        found = {
+            (int(out["entity_starts"][row, i]), int(out["entity_ends"][row, i]),
+             out["entity_types"][row, i].numpy().decode())
+            for i in range(count)
+        }  # fmt: skip
+        texts_found = [out["entity_texts"][row, i].numpy().decode() for i in range(count)]
+        assert texts_found == [texts[row][start:end] for start, end, _ in sorted(found)]
+        right, total = right + len(gold & found), total + len(gold)
+    assert right / total >= 0.95, (right, total)
+    # The file's own words (predict_tags, each word its first piece's tag) agree.
+    predicted = result.model.predict_tags([words for words, _ in held_out])
+    assert np.mean([p == t for (_, t), p in zip(held_out, predicted, strict=True)]) >= 0.95
