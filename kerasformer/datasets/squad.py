@@ -134,7 +134,7 @@ def read_squad_file(path: Path) -> SquadExamples:
         )
     try:
         document = json.loads(read_utf8_text(path))
-        rows = list(squad_rows(document))
+        rows = list(squad_rows(document, path))
     except json.JSONDecodeError as error:
         raise KerasformerError(f"{path}:{error.lineno}: not JSON ({error.msg}).") from None
     except (KeyError, TypeError, AttributeError) as error:
@@ -162,17 +162,12 @@ def read_squad_file(path: Path) -> SquadExamples:
     )
 
 
-def squad_rows(document: dict):
+def squad_rows(document: dict, path: Path):
     for article in document["data"]:
         for paragraph in article["paragraphs"]:
             context = paragraph["context"]
             for question in paragraph["qas"]:
-                # SQuAD 2.0: an unanswerable question has no answers (its
-                # plausible_answers are not answers).
-                impossible = bool(question.get("is_impossible", False))
-                answers = [] if impossible else question["answers"]
-                if not answers and not impossible:
-                    raise KeyError(f"question {question['id']} has no answers")
+                answers = question_answers(question, path)
                 yield (
                     str(question["id"]),
                     str(article["title"]),
@@ -181,3 +176,31 @@ def squad_rows(document: dict):
                     tuple(str(answer["text"]) for answer in answers),
                     tuple(int(answer["answer_start"]) for answer in answers),
                 )
+
+
+def question_answers(question: dict, path: Path) -> list:
+    """One question's answers, checked: none for an unanswerable one (SQuAD 2.0's
+    ``is_impossible``, whose ``plausible_answers`` are not answers), some otherwise."""
+    where = f"{path}: question {question['id']}"
+    text = question["question"]
+    if not isinstance(text, str) or not text.strip():
+        raise KerasformerError(f"{where}: its question is empty; give its text or remove it.")
+    impossible = question.get("is_impossible", False)
+    if not isinstance(impossible, bool):
+        raise KerasformerError(
+            f"{where}: is_impossible is {impossible!r}, not true or false; write the JSON "
+            "boolean, without quotes."
+        )
+    answers = question["answers"]
+    if impossible and answers:
+        raise KerasformerError(
+            f"{where} is marked is_impossible but has {len(answers)} answer(s); SQuAD 2.0 "
+            "gives an unanswerable question none (plausible_answers may hold them): empty "
+            'its "answers", or set is_impossible to false.'
+        )
+    if not answers and not impossible:
+        raise KerasformerError(
+            f'{where} has no answers; mark an unanswerable question "is_impossible": true '
+            "(SQuAD 2.0), or give its answers."
+        )
+    return answers

@@ -117,3 +117,39 @@ def test_too_few_articles_for_the_split(tmp_path):
 def test_missing_file_names_the_fix(tmp_path):
     with pytest.raises(KerasformerError, match="dev-v1.1.json is missing; pass --data-dir"):
         load_squad(tmp_path)
+
+
+def with_first_question(change) -> dict:
+    document = squad_document()
+    change(document["data"][0]["paragraphs"][0]["qas"][0])
+    return document
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        # JSON strings are not booleans: "false" would have been read as unanswerable.
+        (lambda q: q.update(is_impossible="false", answers=[]),
+         "question 0-0-0: is_impossible is 'false', not true or false"),
+        (lambda q: q.update(is_impossible=True),
+         "question 0-0-0 is marked is_impossible but has 2 answer"),
+        (lambda q: q.update(answers=[]),
+         'question 0-0-0 has no answers; mark an unanswerable question "is_impossible": true'),
+        (lambda q: q.update(question="  "), "question 0-0-0: its question is empty"),
+    ],
+)  # fmt: skip
+def test_an_unclear_question_is_refused_naming_it_and_the_fix(tmp_path, change, message):
+    folder = write_squad(tmp_path, with_first_question(change))
+    with pytest.raises(KerasformerError, match=message.replace("(", r"\(")) as caught:
+        load_squad(folder)
+    assert "\n" not in str(caught.value)
+
+
+def test_an_unanswerable_question_has_no_answers_whatever_its_plausible_ones(tmp_path):
+    def unanswerable(question):
+        question.update(is_impossible=True, plausible_answers=question["answers"], answers=[])
+
+    document = with_first_question(unanswerable)
+    folder = write_squad(tmp_path, document)
+    examples = read_squad_file(folder / "dev-v1.1.json")
+    assert examples.answers[0] == () and examples.answers[1] != ()
