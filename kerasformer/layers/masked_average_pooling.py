@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kerasformer.validation import LayerError
+
 from ._base import Layer
 from .backend import keras, ops, serializable
 
@@ -41,6 +43,15 @@ class MaskedAveragePooling(Layer):
     # the keyword arguments as given (tf-keras keeps a dtype policy by its name): the
     # configs it has always saved.
     get_config = keras.layers.Layer.get_config
+
+    def build(self, input_shape):
+        if len(input_shape) != 3:
+            raise LayerError(
+                f"MaskedAveragePooling averages (batch, length, dim) inputs over their "
+                f"length; got shape {tuple(input_shape)}. Give each position a feature axis "
+                "(ops.expand_dims(x, -1)) or pool the output of an Embedding."
+            )
+        super().build(input_shape)
 
     def call(self, inputs, mask=None):
         if mask is None:

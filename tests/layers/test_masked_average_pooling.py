@@ -65,3 +65,11 @@ def test_shared_layer_checks(tmp_path):
         run_training_check=False,  # nothing to train
         tmp_path=tmp_path,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", [(2, 5), (2, 3, 4, 5)])
+def test_an_input_without_exactly_a_length_and_a_feature_axis_is_refused(shape):
+    x = np.ones(shape, "float32")
+    with pytest.raises(ValueError, match=r"averages \(batch, length, dim\) inputs") as caught:
+        MaskedAveragePooling()(x)
+    assert "\n" not in str(caught.value)
