@@ -10,6 +10,7 @@ See `kerasformer.litert.files` for the files written.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tempfile
 from pathlib import Path
@@ -25,10 +26,13 @@ from kerasformer.litert import files as litert_files
 from kerasformer.litert.files import (
     FORMAT,
     FORMAT_KEY,
+    MODEL_SHA256,
     QUANTIZATIONS,
     SIGNATURE,
+    TAGGER_SHA256,
     VOCABULARY_SHA256,
     LiteRTFiles,
+    tagger_fingerprint,
     vocabulary_fingerprint,
 )
 from kerasformer.loading.exported_classifier import ExportedClassifier
@@ -148,6 +152,9 @@ def write_files(
     """Each file written whole; the settings hold the vocabulary's fingerprint, so a
     vocabulary left from another export is refused on loading, not read wrongly."""
     written = [files.model]
+    settings = {**settings, MODEL_SHA256: hashlib.sha256(model).hexdigest()}
+    if isinstance(settings.get("tagger"), dict):
+        settings[TAGGER_SHA256] = tagger_fingerprint(settings["tagger"])
     if vocabulary is not None:
         data = "".join(f"{word}\n" for word in vocabulary).encode("utf-8")
         settings = {**settings, VOCABULARY_SHA256: vocabulary_fingerprint(data)}

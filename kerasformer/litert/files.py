@@ -26,6 +26,10 @@ SIGNATURE = "serving_default"
 QUANTIZATIONS = ("dynamic", "float16", "none")
 # The settings' record of the vocabulary file written with them.
 VOCABULARY_SHA256 = "vocabulary_sha256"
+# ... of the model file written with them, and of a tagger's own word lists inside them,
+# so that settings beside another model, or cut by hand, are refused, not read wrongly.
+MODEL_SHA256 = "model_sha256"
+TAGGER_SHA256 = "tagger_sha256"
 
 
 def is_litert_model(path: str | Path) -> bool:
@@ -38,6 +42,12 @@ def vocabulary_fingerprint(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def tagger_fingerprint(tagger: dict) -> str:
+    """The SHA-256 of a tagger's settings (words, characters, tags) as canonical JSON."""
+    text = json.dumps(tagger, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def read_litert_settings(path: Path) -> dict | None:
     """The settings in ``path`` if they are kerasformer's LiteRT settings, else None."""
     try:
@@ -45,6 +55,11 @@ def read_litert_settings(path: Path) -> dict | None:
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return settings if isinstance(settings, dict) and settings.get(FORMAT_KEY) == FORMAT else None
+
+
+def sha256_of_file(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 @dataclass(frozen=True)
@@ -89,7 +104,28 @@ class LiteRTFiles:
                 f"{self.model} is a LiteRT {settings.get('kind')}, not a {kind}; load it "
                 f"with the {settings.get('kind')}'s runner."
             )
+        self.require_written_together(settings)
         return settings
+
+    def require_written_together(self, settings: dict) -> None:
+        """The settings are those written with this model, unchanged (exports written
+        before the fingerprints were recorded are taken as they are)."""
+        model_sha256 = settings.get(MODEL_SHA256)
+        if model_sha256 is not None and model_sha256 != sha256_of_file(self.model):
+            raise KerasformerError(
+                f"{self.settings} was not written with {self.model.name} (another model's "
+                "settings); keep the files `kerasformer export-litert` wrote together, or "
+                "export again."
+            )
+        tagger = settings.get("tagger")
+        recorded = settings.get(TAGGER_SHA256)
+        if recorded is not None and (
+            not isinstance(tagger, dict) or tagger_fingerprint(tagger) != recorded
+        ):
+            raise KerasformerError(
+                f"{self.settings}: the tagger's words, characters or tags changed since "
+                "`kerasformer export-litert` wrote them; export again."
+            )
 
     def read_vocabulary(self, settings: dict) -> list[str]:
         """The vocabulary written with ``settings``, one word per line."""

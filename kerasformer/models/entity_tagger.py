@@ -81,6 +81,11 @@ class EntityTagger:
         spaces (``U.S.`` as ``U . S .``, see `kerasformer.models.served_words`); each
         word gets its first piece's tag.
         """
+        if isinstance(sentences, str | bytes) or any(isinstance(s, str | bytes) for s in sentences):
+            raise KerasformerError(
+                "predict_tags takes tokenised sentences, lists of words (e.g. [['EU', "
+                "'rejects']]); for raw text use tag([text])."
+            )
         split = [word_pieces(words) for words in sentences]
         probs = self.probabilities([pieces for pieces, _ in split], batch_size)
         return [
@@ -90,6 +95,8 @@ class EntityTagger:
 
     def tag(self, texts: Sequence[str], batch_size: int = 64) -> list[dict]:
         """Words, tags and entities (with character offsets and scores) of raw texts."""
+        if isinstance(texts, str | bytes):
+            raise KerasformerError("pass a list of texts, e.g. [text], not a single string.")
         spans = [split_words(text) for text in texts]
         probs = self.probabilities([[w for w, _, _ in s] for s in spans], batch_size)
         records = []

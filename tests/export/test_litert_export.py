@@ -187,6 +187,27 @@ def test_litert_taggers_tag_as_the_saved_model_does(tagger_models, model, runtim
     assert sum(len(e["entities"]) for e in expected) > 150
 
 
+def test_a_litert_tagger_refuses_what_it_would_misread(tagger_models, tmp_path):
+    import shutil
+
+    tagger = LiteRTTagger(tagger_models / "rnn-none.tflite")
+    with pytest.raises(KerasformerError, match="not a single string"):
+        tagger.tag("Angela Merkel visited Paris")  # would tag each character as a text
+    with pytest.raises(KerasformerError, match="lists of words"):
+        tagger.predict_tags(["Angela", "Merkel"])
+    # Settings beside another tagger's model, or cut by hand, change every tag silently.
+    shutil.copy(tagger_models / "rnn-none.tflite", tmp_path / "mixed.tflite")
+    shutil.copy(tagger_models / "transformer-none.json", tmp_path / "mixed.json")
+    with pytest.raises(KerasformerError, match="mixed.json was not written with mixed.tflite"):
+        LiteRTTagger(tmp_path / "mixed.tflite")
+    shutil.copy(tagger_models / "rnn-none.tflite", tmp_path / "cut.tflite")
+    settings = json.loads((tagger_models / "rnn-none.json").read_text("utf-8"))
+    settings["tagger"]["words"] = settings["tagger"]["words"][:-3]
+    (tmp_path / "cut.json").write_text(json.dumps(settings), "utf-8")
+    with pytest.raises(KerasformerError, match="words, characters or tags changed"):
+        LiteRTTagger(tmp_path / "cut.tflite")
+
+
 def test_one_line_errors(tmp_path, tiny_transformer, classifier_models):
     from kerasformer.export.litert_export import export_litert
 
