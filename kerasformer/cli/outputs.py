@@ -1,11 +1,12 @@
 """Output files of the commands (pictures, JSON, HTML): never replace what they did not write.
 
 An option such as ``--out``, ``--plot`` or ``--output`` writes a file of one kind. An
-existing file there is replaced only if it is of that same kind (a PNG by a PNG...),
-unless ``--overwrite`` says to replace whatever it is; a directory or a symbolic link
-is never replaced. The file is written whole through a rename, and one written inside a
-kerasformer export joins that export's manifest, so that a later ``--overwrite`` of
-the export knows it.
+existing file there is replaced only if it is of that same kind (a PNG by a PNG...) and,
+for the kinds a user writes by hand too (JSON, HTML), only if kerasformer wrote it, as
+its content says (`GENERATOR`), unless ``--overwrite`` says to replace whatever it is;
+a directory or a symbolic link is never replaced. The file is written whole through a
+rename, and one written inside a kerasformer export joins that export's manifest, so
+that a later ``--overwrite`` of the export knows it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from pathlib import Path
 from kerasformer.errors import KerasformerError
 from kerasformer.files.whole_file import write_whole_file as write_output
 
+# Marks the JSON and HTML files kerasformer writes, which a user may also write by hand:
+# a JSON object's "generator" key, an HTML page's <meta name="generator">.
+GENERATOR = "kerasformer"
+GENERATOR_META = f'<meta name="generator" content="{GENERATOR}">'
 # What each kind of output file starts with, to recognise an earlier one of its kind.
 SIGNATURES = {
     ".png": (b"\x89PNG\r\n\x1a\n",),
@@ -47,7 +52,7 @@ def require_output_file(path: str | Path, flag: str, overwrite: bool) -> Path:
         raise KerasformerError(f"{flag} {path} is a directory; name a file to write.")
     if path.exists() and not overwrite and not same_kind(path):
         raise KerasformerError(
-            f"{flag} {path} exists and is not {kind_of(path)} that kerasformer would write; "
+            f"{flag} {path} exists and is not {kind_of(path)} written by kerasformer; "
             "choose another file, or pass --overwrite to replace it."
         )
     existing = next((p for p in path.absolute().parents if p.exists()), None)
@@ -65,10 +70,16 @@ def same_kind(path: Path) -> bool:
         return False
     if suffix == ".json":
         try:
-            json.loads(path.read_text(encoding="utf-8"))
+            written = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
             return False
-        return True
+        return isinstance(written, dict) and written.get("generator") == GENERATOR
+    if suffix in (".html", ".htm"):
+        try:
+            head = path.read_bytes()[:2048].decode("utf-8", "replace")
+        except OSError:
+            return False
+        return GENERATOR_META in head
     if suffix == ".tflite":  # a flatbuffer: its identifier follows the root offset
         return raw[4:8] == b"TFL3"
     return raw.lstrip().startswith(SIGNATURES.get(suffix or ".png", ()))
@@ -76,9 +87,12 @@ def same_kind(path: Path) -> bool:
 
 def kind_of(path: Path) -> str:
     suffix = path.suffix.lower().lstrip(".") or "png"
-    return {"json": "a JSON file", "html": "an HTML page", "tflite": "a LiteRT model"}.get(
-        suffix, f"a {suffix.upper()} picture"
-    )
+    return {
+        "json": "a JSON file",
+        "html": "an HTML page",
+        "htm": "an HTML page",
+        "tflite": "a LiteRT model",
+    }.get(suffix, f"a {suffix.upper()} picture")
 
 
 def save_picture(figure, path: str | Path, flag: str, overwrite: bool) -> Path:
@@ -92,7 +106,8 @@ def save_picture(figure, path: str | Path, flag: str, overwrite: bool) -> Path:
     return write_output(path, lambda partial: save_figure(figure, partial))
 
 
-def save_json(payload, path: str | Path, flag: str, overwrite: bool) -> Path:
+def save_json(payload: dict, path: str | Path, flag: str, overwrite: bool) -> Path:
+    """``payload`` as a JSON object marked as kerasformer's (its ``generator`` key)."""
     path = require_output_file(path, flag, overwrite)
-    text = json.dumps(payload, indent=2) + "\n"
+    text = json.dumps({"generator": GENERATOR, **payload}, indent=2) + "\n"
     return write_output(path, lambda partial: partial.write_text(text, encoding="utf-8"))

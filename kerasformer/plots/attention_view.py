@@ -217,6 +217,8 @@ def attention_html(maps: Sequence[AttentionMapLike], title: str) -> str:
     body = "\n".join(sections)
     return (
         f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        # Tells a later `attention --html` that kerasformer wrote this page, not a user.
+        '<meta name="generator" content="kerasformer">\n'
         f"<title>{heading}</title>\n</head>\n<body>\n<h1>{heading}</h1>\n{body}\n"
         f"</body>\n</html>\n"
     )

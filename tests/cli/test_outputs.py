@@ -33,8 +33,39 @@ def test_an_output_of_its_own_kind_is_replaced(tmp_path):
     save_picture(figure(), picture, "--out", overwrite=False)
     metrics = save_json({"accuracy": 0.5}, tmp_path / "m.json", "--output", overwrite=False)
     save_json({"accuracy": 0.75}, metrics, "--output", overwrite=False)
-    assert json.loads(metrics.read_text()) == {"accuracy": 0.75}
+    assert json.loads(metrics.read_text()) == {"generator": "kerasformer", "accuracy": 0.75}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png", "m.json"]  # no partials
+
+
+@pytest.mark.parametrize(
+    "name, mine",
+    [
+        ("settings.json", '{"learning_rate": 0.001, "notes": "my own settings"}'),
+        ("page.html", "<!DOCTYPE html>\n<html><head><title>Mine</title></head></html>\n"),
+    ],
+)
+def test_a_json_or_html_file_of_the_users_own_is_kept_unless_overwrite(tmp_path, name, mine):
+    """JSON and HTML are the kinds a user writes by hand too: only what kerasformer
+    wrote (its generator mark) is replaced without --overwrite."""
+    path = tmp_path / name
+    path.write_text(mine)
+    with pytest.raises(KerasformerError, match="exists and is not an? .* written by kerasformer"):
+        require_output_file(path, "--output", overwrite=False)
+    assert path.read_text() == mine
+
+
+def test_an_attention_page_is_known_as_kerasformers_own(tmp_path):
+    from collections import namedtuple
+
+    import numpy as np
+
+    from kerasformer.plots import attention_html
+
+    Map = namedtuple("Map", "name query_tokens key_tokens weights")
+    maps = [Map("self", ["a", "b"], ["a", "b"], np.full((1, 1, 2, 2), 0.5))]
+    page = tmp_path / "attention.html"
+    page.write_text(attention_html(maps, title="two words"), "utf-8")
+    assert require_output_file(page, "--html", overwrite=False) == page
 
 
 def test_links_and_directories_are_never_replaced(tmp_path):
