@@ -415,8 +415,14 @@ def run(args: argparse.Namespace) -> int:
     saved_model = saved.pop("model", None) or entry.model_names[0]
     args.model = args.model or saved_model
     if args.model != saved_model or args.task != (saved_task or args.task):
-        for name in ("model_options", "recipe", "input_pipeline"):  # another model's
-            saved.pop(name, None)
+        dropped = [name for name in ("model_options", "recipe", "input_pipeline")
+                   if saved.pop(name, None)]  # another model's  # fmt: skip
+        if dropped:
+            print(
+                f"note: --config {args.config} trained --task {saved_task or args.task} "
+                f"--model {saved_model}; its {', '.join(dropped)} are left out for "
+                f"--task {args.task} --model {args.model}, which take their own."
+            )
     given = {name: getattr(args, name, None) for name in RUN_SETTINGS}
     given = {name: value for name, value in given.items() if value is not None}
     config = TrainingConfig(

@@ -184,3 +184,21 @@ def test_bad_settings_files_are_one_line(tmp_path):
         ),
     ]
     assert_refused_in_one_line(cases, cwd=tmp_path)
+
+
+def test_a_config_of_another_task_says_which_of_its_settings_are_left_out(tmp_path):
+    from tests.helpers.processes import run_commands
+
+    settings = {"task": "ner", "model": "rnn", "recipe": "from-scratch",
+                "model_options": {"units": 8, "char_filters": 4}}  # fmt: skip
+    (tmp_path / "ner.json").write_text(json.dumps(settings), "utf-8")
+    # The missing file stops the run before TensorFlow loads, once the note is out.
+    (result,) = run_commands(
+        ["train", "--config", "ner.json", "--task", "translation", "--train-file", "x.tsv"],
+        cwd=tmp_path,
+    )
+    assert result["code"] == 2
+    assert (
+        "note: --config ner.json trained --task ner --model rnn; its model_options, recipe "
+        "are left out for --task translation --model rnn" in result["stdout"]
+    )
