@@ -25,8 +25,8 @@ DESCRIPTION = (
     "TensorFlow). Print each TEXT with its entities marked as [text]TYPE, one line each, or with "
     "--json its words, tags and entities (character offsets, end exclusive, and the mean "
     "probability of the entity's tags). '-' reads one text per line of standard input, "
-    "--input-file one per line of a file. --plot draws the first text with its "
-    "entities highlighted by type. " + EXIT_STATUS
+    "--input-file one per line of a file. --plot draws the first text that has a word, "
+    "with its entities highlighted by type. " + EXIT_STATUS
 )
 
 
@@ -53,14 +53,26 @@ def run(args: argparse.Namespace) -> int:
     with serving:
         records = records_for(inputs, tagger.tag)
     status = print_records(inputs, records, args.json, marked_text)
-    if args.plot and records[0]["status"] == "ok":
-        from kerasformer.plots import plot_entities
-
-        figure = plot_entities(records[0]["text"], records[0]["entities"], tagger.entity_types(),
-                               title=str(args.model))  # fmt: skip
-        path = save_picture(figure, args.plot, "--plot", args.overwrite)
-        print(f"Entities drawn in {path}", file=sys.stderr if args.json else sys.stdout)
+    if args.plot:
+        draw_first_text(records, tagger, args)
     return status
+
+
+def draw_first_text(records: list[dict], tagger, args: argparse.Namespace) -> None:
+    """``--plot``: the first text that has a word, and which one it is if not the first."""
+    from kerasformer.plots import plot_entities
+
+    said = sys.stderr if args.json else sys.stdout
+    drawable = [i for i, r in enumerate(records) if r["status"] == "ok" and r["text"].strip()]
+    if not drawable:
+        print(f"warning: no text has a word to draw; {args.plot} is not written.", file=said)
+        return
+    record = records[drawable[0]]
+    figure = plot_entities(record["text"], record["entities"], tagger.entity_types(),
+                           title=str(args.model))  # fmt: skip
+    path = save_picture(figure, args.plot, "--plot", args.overwrite)
+    which = f" of text {drawable[0] + 1} (the first with a word)" if drawable[0] else ""
+    print(f"Entities{which} drawn in {path}", file=said)
 
 
 def marked_text(record: dict) -> str:

@@ -7,6 +7,7 @@ one line that names the place and the fix.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -99,6 +100,8 @@ def read_delimited(path: Path, delimiter: str | None = None) -> Table:
     if header is None:
         raise KerasformerError(f"{path} is empty; give a header row, then one row per example.")
     columns = tuple(name.strip() for name in header[1])
+    if len(columns) == 1:
+        require_delimiter_splits_header(path, text, delimiter, columns[0])
     require_distinct_columns(path, columns)
     rows = []
     for line, fields in records:
@@ -114,6 +117,32 @@ def read_delimited(path: Path, delimiter: str | None = None) -> Table:
     if not rows:
         raise KerasformerError(f"{path} has a header but no rows; give one row per example.")
     return Table(path, columns, tuple(rows))
+
+
+def require_delimiter_splits_header(path: Path, text: str, delimiter: str, header: str) -> None:
+    """A one-column header that another delimiter would split: the wrong delimiter."""
+    likely = sniff_delimiter(path, text)
+    if likely != delimiter and header_fields(header, likely) > 1:
+        names = {"\t": "tab"}
+        raise KerasformerError(
+            f"{path}: its header reads as one column ({header[:60]!r}) with the delimiter "
+            f"{names.get(delimiter, delimiter)!r}, and as "
+            f"{header_fields(header, likely)} with {names.get(likely, likely)!r}; pass "
+            f"--delimiter {names.get(likely, likely)!r}, or leave it out to have it found."
+        )
+
+
+@contextlib.contextmanager
+def field_size_limit_at_least(size: int) -> Iterator[None]:
+    """Python's csv module refuses a field over 128 KiB (``field_size_limit``), a limit
+    meant for files streamed from who knows where; a file read whole needs none, and
+    one long document is no broken quote."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, size))
+    try:
+        yield
+    finally:
+        csv.field_size_limit(limit)
 
 
 def sniff_delimiter(path: Path, text: str) -> str:
@@ -141,6 +170,11 @@ def records_of(path: Path, text: str, delimiter: str) -> Iterator[tuple[int, lis
     into one field, silently.
     """
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    with field_size_limit_at_least(len(text) + 1):
+        yield from numbered_records(path, reader)
+
+
+def numbered_records(path: Path, reader) -> Iterator[tuple[int, list[str]]]:
     while True:
         start = reader.line_num + 1
         try:

@@ -51,13 +51,20 @@ def test_training_reports_entity_scores_per_epoch_and_per_type(exports, model):
 
 
 @pytest.fixture(scope="module")
-def tagged(exports):
+def tagged(exports, tmp_path_factory):
     """What ``kerasformer tag`` prints: ``(model, "json")`` for each model's records of
-    TEXTS, ``("rnn", "text")`` for the first text marked up; every command in one fresh
-    process (TensorFlow started once)."""
+    TEXTS, ``("rnn", "text")`` for the first text marked up, ``("rnn", "plot")`` and
+    ``("rnn", "no plot")`` for ``--plot`` of texts starting or all without a word; every
+    command in one fresh process (TensorFlow started once)."""
+    pictures = tmp_path_factory.mktemp("tag_plots")
     commands = {(model, "json"): ["tag", str(exports[model]), *TEXTS, "--json"] for model in MODELS}
     commands["rnn", "text"] = ["tag", str(exports["rnn"]), TEXTS[0]]
-    return dict(zip(commands, run_commands(*commands.values()), strict=True))
+    commands["rnn", "plot"] = ["tag", str(exports["rnn"]), "", TEXTS[0], "--plot",
+                               str(pictures / "second.png")]  # fmt: skip
+    commands["rnn", "no plot"] = ["tag", str(exports["rnn"]), "", " \t", "--plot",
+                                  str(pictures / "none.png")]  # fmt: skip
+    results = dict(zip(commands, run_commands(*commands.values()), strict=True))
+    return {**results, "pictures": pictures}
 
 
 # Each export's signature on TEXTS and on one empty text, in a process without
@@ -131,6 +138,20 @@ def test_tag_prints_what_the_keras_tagger_finds(tagged, exports, model):
                 **keras_entity,
                 "score": pytest.approx(keras_entity["score"], abs=1e-5),
             }
+
+
+def test_plot_draws_the_first_text_that_has_a_word(tagged):
+    from tests.helpers.pictures import assert_not_blank, read_png
+
+    drawn = tagged["rnn", "plot"]
+    assert drawn["code"] == 0, drawn["stderr"]
+    picture = tagged["pictures"] / "second.png"
+    assert f"Entities of text 2 (the first with a word) drawn in {picture}" in drawn["stdout"]
+    assert_not_blank(read_png(picture))
+    nothing = tagged["rnn", "no plot"]
+    assert nothing["code"] == 0, nothing["stderr"]
+    assert "warning: no text has a word to draw" in nothing["stdout"]
+    assert not (tagged["pictures"] / "none.png").exists()
 
 
 def test_tag_marks_entities_in_the_text(tagged):

@@ -119,3 +119,28 @@ def test_json_strings_may_hold_line_and_paragraph_separators(tmp_path):
     table = read_table(path)
     assert [row.values["text"] for row in table.rows] == ["one\u2028two\u0085three", "b"]
     assert [row.where for row in table.rows] == [f"{path}:1", f"{path}:2"]
+
+
+def test_a_field_longer_than_pythons_csv_limit_is_read_whole(tmp_path):
+    """One long document (200,000 characters) is no broken quote; Python's csv module
+    refuses fields over 128 KiB unless told otherwise, and is left as it was."""
+    import csv
+
+    document = "word " * 40_000
+    path = tmp_path / "long.csv"
+    path.write_text(f'text,label\n"{document}",sport\nshort,news\n', "utf-8")
+    limit = csv.field_size_limit()
+    table = read_table(path)
+    assert [row.values["text"] for row in table.rows] == [document, "short"]
+    assert csv.field_size_limit() == limit
+
+
+def test_a_delimiter_that_leaves_the_header_one_column_is_named(tmp_path):
+    path = tmp_path / "comma.csv"
+    path.write_text('text,label\n"a; b",sport\nshort,news\n', "utf-8")
+    with pytest.raises(KerasformerError) as caught:
+        read_table(path, ";")
+    assert str(caught.value) == (
+        f"{path}: its header reads as one column ('text,label') with the delimiter ';', and "
+        "as 2 with ','; pass --delimiter ',', or leave it out to have it found."
+    )
