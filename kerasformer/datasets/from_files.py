@@ -284,11 +284,11 @@ def classification_data(
     splits = {split: labelled(examples, index) for split, examples in parts.items()}
     if "test" not in splits:
         splits["train"], splits["test"] = stratified_split(
-            splits["train"], test_fraction, split_seed
+            splits["train"], test_fraction, split_seed, class_names
         )
     if "validation" not in splits:
         splits["train"], splits["validation"] = stratified_split(
-            splits["train"], validation_fraction, split_seed
+            splits["train"], validation_fraction, split_seed, class_names
         )
     data = TextClassificationData(
         name=name,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -63,9 +64,11 @@ class TextClassificationData(Splits):
 
 
 def stratified_split(
-    data: LabeledTexts, fraction: float, seed: int
+    data: LabeledTexts, fraction: float, seed: int, class_names: Sequence[str] | None = None
 ) -> tuple[LabeledTexts, LabeledTexts]:
     """Split off ``fraction`` of the examples, keeping class proportions, reproducibly.
+
+    ``class_names`` (by label) name a class too rare to split in the error.
 
     Identical texts always land on the same side: BBC News holds 100 articles twice, and
     a copy in train would leak its twin's label into test. Multi-label rows (one column
@@ -77,6 +80,8 @@ def stratified_split(
     from sklearn.model_selection import train_test_split
 
     _, first, group = np.unique(data.texts.astype(str), return_index=True, return_inverse=True)
+    if np.ndim(data.labels) == 1:
+        require_two_of_each_class(data.labels[first], class_names)
     try:
         _, held_groups = train_test_split(
             np.arange(len(first)),
@@ -96,6 +101,20 @@ def stratified_split(
     )
 
 
+def require_two_of_each_class(labels: np.ndarray, class_names: Sequence[str] | None) -> None:
+    """A stratified split puts some of every class on each side: a class of one distinct
+    text cannot be split (scikit-learn would name it by its index)."""
+    found, counts = np.unique(labels, return_counts=True)
+    alone = [int(label) for label, count in zip(found, counts, strict=True) if count < 2]
+    if alone:
+        names = [repr(class_names[i]) if class_names else f"label {i}" for i in alone]
+        raise KerasformerError(
+            f"class {', '.join(names)} has only one example (distinct text) to split between "
+            "training and held-out data; give it more examples, give your own validation "
+            "and test files, or drop it."
+        )
+
+
 def with_validation_split(
     name: str,
     class_names: tuple[str, ...],
@@ -106,7 +125,7 @@ def with_validation_split(
 ) -> TextClassificationData:
     """Hold out a stratified validation split of ``train``; ``test`` stays untouched."""
     require_two_classes(name, "training data", train, tuple(class_names))
-    train, validation = stratified_split(train, validation_fraction, split_seed)
+    train, validation = stratified_split(train, validation_fraction, split_seed, class_names)
     data = TextClassificationData(
         name=name,
         class_names=tuple(class_names),

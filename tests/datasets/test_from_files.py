@@ -262,3 +262,13 @@ def test_multi_label_mistakes_are_one_line(tmp_path, content, options, phrase):
         from_files(path, path, test, text_column="body", label_column="tags", **options)
     expected = phrase or "test.csv:2: label 'zzz' is not in the training data"
     assert expected in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_class_with_one_example_is_named_before_it_cannot_be_split(tmp_path):
+    rows = [(f"sport words {i}", "sport") for i in range(12)] + [("one lonely text", "news")]
+    path = tmp_path / "train.csv"
+    path.write_text("text,label\n" + "".join(f"{t},{c}\n" for t, c in rows), "utf-8")
+    with pytest.raises(KerasformerError) as caught:
+        from_csv(path)
+    assert str(caught.value).startswith("class 'news' has only one example (distinct text)")
+    assert "[1]" not in str(caught.value)
