@@ -17,6 +17,8 @@ import shutil
 from pathlib import Path
 
 from kerasformer.errors import KerasformerError
+from kerasformer.files.export_kind import read_marker
+from kerasformer.files.staged_directory import add_to_manifest
 from kerasformer.validation import is_whole_number
 
 SAVED_MODEL_FILE = "saved_model.pb"
@@ -60,6 +62,12 @@ def add_serving_version(export_dir: str | Path, version: int) -> Path:
             shutil.copytree(source, target / name, copy_function=link_or_copy)
         elif source.is_file():
             link_or_copy(source, target / name)
+    if read_marker(export_dir) is not None:
+        # An export already written: its manifest lists the version's files, so that
+        # `train --overwrite` knows them for kerasformer's own.
+        for written in sorted(target.rglob("*")):
+            if written.is_file():
+                add_to_manifest(written)
     return target
 
 

@@ -32,6 +32,19 @@ def test_the_version_folder_links_the_saved_model_and_nothing_else(tiny_transfor
         assert os.path.samefile(version / name, export / name)
 
 
+def test_a_version_added_to_an_export_is_kerasformers_own_to_overwrite(tiny_transformer, tmp_path):
+    """`train --overwrite` of an export given a version afterwards replaces it, as it would
+    one written with --serving-version, and still refuses a user's own file there."""
+    from kerasformer.files.staged_directory import require_replaceable
+
+    export = shutil.copytree(tiny_transformer.export_dir, tmp_path / "export")
+    add_serving_version(export, 3)
+    require_replaceable(export, True, "--export-dir", "classifier")  # not refused
+    (export / "3" / "notes.txt").write_text("mine")
+    with pytest.raises(KerasformerError, match="notes.txt"):
+        require_replaceable(export, True, "--export-dir", "classifier")
+
+
 @pytest.mark.parametrize("version", [0, -1, 1.5, True, "1", 2**63])
 def test_a_version_tf_serving_would_not_read_is_refused(version, tmp_path):
     with pytest.raises(KerasformerError, match="serving_version must be a whole number"):
