@@ -42,12 +42,17 @@ class LiteRTClassifier:
     """
 
     def __init__(self, model: str | Path, runtime: str = "litert", num_threads: int | None = None):
-        files = LiteRTFiles(Path(model))
+        files = LiteRTFiles.of(model)
         settings = files.read_settings(CLASSIFIER)
-        self.class_names = list(settings["class_names"])
-        # None: one class per text; a number: multi-label, classes over it are predicted.
-        self.threshold = settings.get("threshold")
-        self.word_ids = WordIds(files.read_vocabulary(settings), settings["max_length"])
+        try:
+            self.class_names = [str(name) for name in settings["class_names"]]
+            # None: one class per text; a number: multi-label, classes over it predicted.
+            self.threshold = settings.get("threshold")
+            if self.threshold is not None and not 0 < float(self.threshold) < 1:
+                raise ValueError(f"threshold {self.threshold!r} is not between 0 and 1")
+            self.word_ids = WordIds(files.read_vocabulary(settings), int(settings["max_length"]))
+        except (KeyError, TypeError, ValueError) as error:
+            raise files.damaged(error) from None
         self._run = signature_runner(files.model, runtime, num_threads)
 
     def classify(self, texts: Sequence[str], batch_size: int = 64) -> LiteRTPredictions:

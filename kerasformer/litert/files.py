@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,6 +77,23 @@ class LiteRTFiles:
     """
 
     model: Path
+
+    @classmethod
+    def of(cls, model) -> LiteRTFiles:
+        """The files of ``model``, a path of a ``.tflite`` file (str or path-like)."""
+        if not isinstance(model, str | os.PathLike) or not str(model):
+            raise KerasformerError(
+                f"give the path of a .tflite file that `kerasformer export-litert` wrote, "
+                f"got {model!r}."
+            )
+        return cls(Path(model))
+
+    def damaged(self, error: Exception) -> KerasformerError:
+        """The error for settings that hold what the runner cannot use."""
+        return KerasformerError(
+            f"{self.settings} is damaged ({type(error).__name__}: {error}); export again "
+            "with `kerasformer export-litert`."
+        )
 
     @property
     def settings(self) -> Path:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kerasformer.errors import KerasformerError
 from kerasformer.litert.files import SIGNATURE
+from kerasformer.validation import is_whole_number
 
 # ``litert``: the standalone ``ai-edge-litert`` package, no TensorFlow needed;
 # ``tensorflow``: ``tf.lite.Interpreter``, the same runtime inside TensorFlow.
@@ -22,6 +23,10 @@ def signature_runner(
     Inputs of a new shape resize the interpreter (batches and lengths may vary).
     ``num_threads`` defaults to every core (the interpreters' own default is one).
     """
+    if num_threads is not None and (not is_whole_number(num_threads) or num_threads < 1):
+        raise KerasformerError(
+            f"num_threads must be a whole number >= 1, or None for every core; got {num_threads!r}."
+        )
     interpreter_class = interpreter_of(runtime)
     threads = num_threads or os.cpu_count() or 1
     try:

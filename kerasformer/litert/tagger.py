@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kerasformer.errors import KerasformerError
 from kerasformer.litert.files import TAGGER, LiteRTFiles
 from kerasformer.litert.runtime import signature_runner
 from kerasformer.models.word_tagger import WordTagger
@@ -32,10 +33,15 @@ class LiteRTTagger(WordTagger):
     """
 
     def __init__(self, model: str | Path, runtime: str = "litert", num_threads: int | None = None):
-        files = LiteRTFiles(Path(model))
-        settings = files.read_settings(TAGGER)["tagger"]
-        super().__init__(settings["words"], settings["characters"], settings["tag_names"],
-                         settings["decoding"])  # fmt: skip
+        files = LiteRTFiles.of(model)
+        try:
+            settings = files.read_settings(TAGGER)["tagger"]
+            super().__init__(settings["words"], settings["characters"], settings["tag_names"],
+                             settings["decoding"])  # fmt: skip
+        except (KeyError, TypeError, ValueError) as error:
+            if isinstance(error, KerasformerError):
+                raise
+            raise files.damaged(error) from None
         self._run = signature_runner(files.model, runtime, num_threads)
 
     def probabilities(self, sentences, batch_size: int = 1) -> list[np.ndarray]:

@@ -208,6 +208,36 @@ def test_a_litert_tagger_refuses_what_it_would_misread(tagger_models, tmp_path):
         LiteRTTagger(tmp_path / "cut.tflite")
 
 
+def test_the_litert_runners_refuse_bad_arguments_and_damaged_settings(
+    classifier_models, tagger_models, tmp_path
+):
+    import shutil
+
+    for runner in (LiteRTClassifier, LiteRTTagger):
+        with pytest.raises(KerasformerError, match="give the path of a .tflite file"):
+            runner(None)
+    with pytest.raises(KerasformerError, match="num_threads must be a whole number >= 1"):
+        LiteRTClassifier(classifier_models / "none.tflite", num_threads=0)
+    # Settings that still say they are kerasformer's, with a field broken by hand.
+    for name, change in (
+        ("classifier", lambda settings: settings.update(max_length="long")),
+        ("classifier", lambda settings: settings.update(class_names=None)),
+        ("tagger", lambda settings: settings["tagger"].update(words=None)),
+    ):  # fmt: skip
+        source = classifier_models / "none" if name == "classifier" else tagger_models / "rnn-none"
+        for suffix in (".tflite", ".vocab.txt"):
+            if source.with_suffix(suffix).is_file():
+                shutil.copy(source.with_suffix(suffix), tmp_path / f"broken{suffix}")
+        settings = json.loads(source.with_suffix(".json").read_text("utf-8"))
+        change(settings)
+        settings.pop("tagger_sha256", None)  # as an export written before fingerprints
+        (tmp_path / "broken.json").write_text(json.dumps(settings), "utf-8")
+        runner = LiteRTClassifier if name == "classifier" else LiteRTTagger
+        with pytest.raises(KerasformerError, match="broken.json is damaged") as caught:
+            runner(tmp_path / "broken.tflite")
+        assert "\n" not in str(caught.value)
+
+
 def test_one_line_errors(tmp_path, tiny_transformer, classifier_models):
     from kerasformer.export.litert_export import export_litert
 
