@@ -478,10 +478,18 @@ def saved_settings(args: argparse.Namespace) -> dict:
     import dataclasses
 
     from kerasformer.training.config import DISTILLATION_KEYWORDS, TrainingConfig
-    from kerasformer.training.run_settings import DATA_FILES, VERSION, read_run_settings
+    from kerasformer.training.run_settings import (
+        DATA_FILES,
+        VERSION,
+        read_run_settings,
+        rebased_data_paths,
+    )
 
     known = {field.name for field in dataclasses.fields(TrainingConfig)}
     saved = read_run_settings(args.config, known | set(DISTILLATION_KEYWORDS))
+    if args.dataset is None and args.train_file is None:
+        for note in rebased_data_paths(saved):
+            print(f"note: --config {args.config}: {note}.")
     for name in (DATA_FILES, VERSION):
         saved.pop(name, None)
     if args.dataset is not None or args.train_file is not None:

@@ -40,8 +40,13 @@ ADDED_MODEL_OPTIONS = {
 def run_settings(config) -> dict:
     """Every setting of ``config`` with its defaults resolved, and the data files' hashes."""
     settings = resolved_settings(config)
+    # "absolute": where the file was, so that the settings rerun from another folder.
     settings[DATA_FILES] = {
-        name: {"path": str(settings[name]), "sha256": file_hash(Path(settings[name]))}
+        name: {
+            "path": str(settings[name]),
+            "absolute": str(Path(settings[name]).resolve()),
+            "sha256": file_hash(Path(settings[name])),
+        }
         for name in FILE_SETTINGS
         if settings.get(name) is not None and Path(settings[name]).exists()
     }
@@ -160,16 +165,34 @@ def parse_settings(path: Path):
         ) from None
 
 
+def rebased_data_paths(settings: dict) -> list[str]:
+    """Point each relative data path of ``settings`` that is not there from this folder at
+    the file that run read (its recorded absolute path), where that is still there; one
+    note for each."""
+    notes = []
+    for name, recorded in (settings.get(DATA_FILES) or {}).items():
+        given, absolute = settings.get(name), recorded.get("absolute")
+        if given is None or str(given) != recorded.get("path") or not absolute:
+            continue
+        if not Path(given).exists() and Path(absolute).exists():
+            settings[name] = absolute
+            notes.append(
+                f"{name} {given} is not in {Path.cwd()}; reading {absolute}, where that run read it"
+            )
+    return notes
+
+
 def changed_data_files(settings: dict, config) -> list[str]:
     """One line for each data file the settings recorded that differs now (a warning)."""
     changes = []
     for name, recorded in (settings.get(DATA_FILES) or {}).items():
         now = getattr(config, name, None)
-        if now is None or str(now) != recorded.get("path"):
+        if now is None or str(now) not in (recorded.get("path"), recorded.get("absolute")):
             continue  # another file was given this time: nothing to compare
         path = Path(now)
         if not path.exists():
-            changes.append(f"{now} ({name}) is gone since that run")
+            where = recorded.get("absolute") or now
+            changes.append(f"{now} ({name}) is gone since that run, which read {where}")
         elif file_hash(path) != recorded.get("sha256"):
             changes.append(f"{now} ({name}) changed since that run (its SHA-256 differs)")
     return changes

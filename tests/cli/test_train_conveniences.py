@@ -202,3 +202,36 @@ def test_a_config_of_another_task_says_which_of_its_settings_are_left_out(tmp_pa
         "note: --config ner.json trained --task ner --model rnn; its model_options, recipe "
         "are left out for --task translation --model rnn" in result["stdout"]
     )
+
+
+def test_a_config_reruns_from_another_folder_reading_the_files_that_run_read(tmp_path):
+    from kerasformer.training.run_settings import file_hash
+    from tests.helpers.processes import run_commands
+
+    first, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    (first / "data").mkdir(parents=True)
+    elsewhere.mkdir()
+    data = first / "data" / "train.csv"
+    data.write_text("text,label\ngoal,sport\nbank,news\n", "utf-8")
+    record = {"path": "data/train.csv", "absolute": str(data), "sha256": file_hash(data)}
+    settings = {"task": "classification", "train_file": "data/train.csv",
+                "data_files": {"train_file": record}}  # fmt: skip
+    (first / "config.json").write_text(json.dumps(settings), "utf-8")
+    # The empty --tensorboard stops the run before TensorFlow loads, once the note is out.
+    (result,) = run_commands(
+        ["train", "--config", str(first / "config.json"), "--tensorboard", ""], cwd=elsewhere
+    )
+    assert result["code"] == 2 and "--tensorboard needs a folder" in result["stderr"]
+    assert (
+        f"train_file data/train.csv is not in {elsewhere}; reading {data}, where that run "
+        "read it" in result["stdout"]
+    )
+    assert "gone since that run" not in result["stdout"]
+    data.unlink()  # now it is gone, and the warning says where that run read it
+    (result,) = run_commands(
+        ["train", "--config", str(first / "config.json"), "--tensorboard", ""], cwd=elsewhere
+    )
+    assert (
+        f"data/train.csv (train_file) is gone since that run, which read {data}"
+        in (result["stdout"])
+    )
