@@ -110,11 +110,17 @@ def attention_maps(model: Path, text: str, second: str | None) -> list:
         CLASSIFIER,
         LANGUAGE_MODEL,
         QUESTION_ANSWERER,
+        TAGGER,
         TRANSLATOR,
         export_kind,
     )
 
     kind = export_kind(model)
+    if kind is TAGGER:
+        raise KerasformerError(
+            f"{model} is a tagger, and taggers have no attention view yet; "
+            "`kerasformer tag --plot PNG` draws the entities it finds."
+        )
     if kind in (TRANSLATOR, LANGUAGE_MODEL) and second is not None:
         raise KerasformerError(
             f"{model} is {kind.noun}, which reads one text; drop --second/--context."

@@ -8,6 +8,7 @@ import pytest
 
 from kerasformer.export import load_keras_model
 from kerasformer.models import classifier_attention_maps
+from tests.helpers.cli import assert_one_line_error
 from tests.helpers.pictures import assert_not_blank, plotly_traces, read_png
 from tests.helpers.processes import run_commands
 
@@ -71,3 +72,12 @@ def test_attention_refuses_bad_text_and_unknown_output_kinds(classifier_and_answ
     assert over_notes["code"] == 2 and over_notes["stderr"].count("\n") == 1
     assert "exists and is not an HTML page" in over_notes["stderr"]
     assert (root / "notes.html").read_text(encoding="utf-8") == "my notes"
+
+
+def test_a_tagger_has_no_attention_view_yet_and_says_so(tiny_taggers, tmp_path):
+    (result,) = run_commands(
+        ["attention", str(tiny_taggers["rnn"]), "Marie Curie visited Paris .", "--out",
+         str(tmp_path / "a.png")]
+    )  # fmt: skip
+    assert_one_line_error(result, "is a tagger, and taggers have no attention view yet")
+    assert not (tmp_path / "a.png").exists()
