@@ -152,12 +152,17 @@ def test_bad_settings_files_are_one_line(tmp_path):
     (tmp_path / "list.json").write_text("[1, 2]", "utf-8")
     (tmp_path / "broken.json").write_text('{"epochs": ', "utf-8")
     (tmp_path / "options.json").write_text('{"model_options": [1, 2]}', "utf-8")
+    (tmp_path / "colour.json").write_text('{"model_options": {"colour": 3}}', "utf-8")
     (tmp_path / "logs.txt").write_text("not a folder", "utf-8")
     (tmp_path / "loop.csv").symlink_to("loop.csv")
     cases = [
         (
             ["train", "--config", "options.json"],
             ("--config options.json: model_options holds a list, not options by name",),
+        ),
+        (
+            ["train", "--config", "colour.json"],
+            ("--model transformer of --task classification takes no option 'colour'",),
         ),
         (["train", "--tensorboard", "logs.txt"], ("--tensorboard logs.txt is a file",)),
         (["train", "--tensorboard", ""], ("--tensorboard needs a folder for the logs",)),

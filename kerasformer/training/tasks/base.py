@@ -55,6 +55,7 @@ class Task:
         """
         config.require_known_model()
         model = self.entry.model(config.model)
+        require_known_model_options(config, model)
         if config.train_file is None and not is_tfds(config.dataset):
             self.entry.dataset(config.dataset)
         self.require_readable_files(config)
@@ -290,3 +291,20 @@ def task_owning_setting(name: str) -> tuple[TaskEntry | None, object]:
             if field.name == name:
                 return entry, field.default
     return None, None
+
+
+def require_known_model_options(config, model) -> None:
+    """Refuse, before any data is read, a model option the model does not take (a typo in
+    a ``--config`` file, or another model's option), naming the ones it takes."""
+    if not isinstance(config.model_options, dict):
+        raise KerasformerError(
+            f"model_options must be a dict of options by name, got "
+            f"{type(config.model_options).__name__}."
+        )
+    known = set(model.options) | (set(resolve(model.defaults)) if model.defaults else set())
+    unknown = sorted(set(config.model_options) - known)
+    if unknown:
+        raise KerasformerError(
+            f"--model {model.name} of --task {config.task} takes no option "
+            f"{', '.join(map(repr, unknown))}; its options are {', '.join(sorted(known))}."
+        )
