@@ -34,8 +34,14 @@ def test_identical_texts_stay_on_the_same_side():
 
 def test_too_few_examples_of_a_class_is_a_clear_error():
     data = LabeledTexts(np.array(["a", "b", "c", "d"], dtype=object), np.array([0, 0, 0, 1]))
-    with pytest.raises(KerasformerError, match="give more examples of every class"):
+    with pytest.raises(KerasformerError, match="class label 1 has only one example"):
         stratified_split(data, 0.5, seed=0)
+    with pytest.raises(KerasformerError, match="class 'news' has only one example"):
+        stratified_split(data, 0.5, seed=0, class_names=["sport", "news"])
+    # Two of each, but a held-out part of one text cannot hold both classes.
+    data = LabeledTexts(np.array(["a", "b", "c", "d"], dtype=object), np.array([0, 0, 1, 1]))
+    with pytest.raises(KerasformerError, match="give more examples of every class"):
+        stratified_split(data, 0.25, seed=0)
 
 
 def test_sample_draws_distinct_aligned_examples_from_every_part_of_a_sorted_split():
