@@ -17,26 +17,6 @@ def bench_module():
     return module
 
 
-def test_gold_entities_are_at_their_offsets_in_the_words_joined_by_spaces():
-    bench = bench_module()
-    words = ["U.S.", "troops", "met", "Ian", "O'Neil", "."]
-    tags = ["B-LOC", "O", "O", "B-PER", "I-PER", "O"]
-    text = " ".join(words)
-    gold = bench.gold_entities(words, tags)
-    assert gold == {(0, 4, "LOC"), (16, 26, "PER")}
-    assert {text[start:end] for start, end, _ in gold} == {"U.S.", "Ian O'Neil"}
-
-
-def test_offset_scores_count_an_entity_right_only_at_its_type_start_and_end():
-    bench = bench_module()
-    gold = [{(0, 4, "LOC"), (16, 26, "PER")}, {(3, 8, "ORG")}]
-    found = [{(0, 4, "LOC"), (16, 19, "PER")}, {(3, 8, "LOC"), (10, 12, "PER")}]
-    scores = bench.offset_scores(gold, found)
-    assert scores["precision"] == pytest.approx(1 / 4) and scores["recall"] == pytest.approx(1 / 3)
-    assert scores["f1"] == pytest.approx(2 * (1 / 4) * (1 / 3) / (1 / 4 + 1 / 3))
-    assert scores["entities"] == 3
-
-
 def test_a_tagger_scores_the_same_on_raw_text_as_on_words_that_need_no_splitting(
     tiny_taggers, tiny_ner_files, capsys
 ):

@@ -1,4 +1,5 @@
-"""``kerasformer evaluate``: accuracy, per-class precision/recall/F1 and confusion matrix."""
+"""``kerasformer evaluate``: a classifier's accuracy, per-class precision/recall/F1 and
+confusion matrix; a tagger's entity scores on tokenised sentences and on raw text."""
 
 from __future__ import annotations
 
@@ -22,14 +23,19 @@ from kerasformer.cli.outputs import (
 
 HELP = "measure an exported model on a dataset split"
 DESCRIPTION = (
-    "Evaluate an exported model on a dataset split: accuracy, per-class "
-    "precision, recall and F1, and the confusion matrix."
+    "Evaluate an exported model on a dataset split or your own file. A classifier: "
+    "accuracy, per-class precision, recall and F1, and the confusion matrix. A tagger "
+    "(--dataset conll2003 or a CoNLL / JSON Lines --test-file): entity precision, recall "
+    "and F1 by seqeval, overall and per type, on the file's words and on its sentences as "
+    "raw text through the export's serving_default (what users get)."
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_argument(parser)
-    add_dataset_arguments(parser, default=None, names=DATASETS_BY_TASK["classification"])
+    add_dataset_arguments(
+        parser, default=None, names=DATASETS_BY_TASK["classification"] + DATASETS_BY_TASK["ner"]
+    )
     own = parser.add_argument_group(
         "your own labelled texts (instead of --dataset)",
         "a CSV or TSV file with a header, a JSON Lines file, or a folder of class folders, "
@@ -67,10 +73,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kerasformer.datasets.from_files import data_name
+    from kerasformer.files.export_kind import TAGGER, export_kind
     from kerasformer.loading.exported_classifier import ExportedClassifier
 
     require_one_source(args)
     name = f"{args.dataset} {args.split}" if args.dataset else data_name(args.test_file)
+    if export_kind(args.model) is TAGGER:
+        return evaluate_tagger(args, name)
     picture = args.confusion_matrix or (
         Path(args.model) / f"confusion_matrix-{name.replace(' ', '-')}.png"
     )
@@ -110,6 +119,53 @@ def run(args: argparse.Namespace) -> int:
     path = save_picture(figure, picture, "--confusion-matrix", args.overwrite)
     print(f"\nConfusion matrix drawn in {path}")
     return 0
+
+
+def evaluate_tagger(args: argparse.Namespace, name: str) -> int:
+    """A tagger's entity scores, on the file's words and on raw text (`tagger_metrics`)."""
+    from kerasformer.errors import KerasformerError
+
+    if args.text_column or args.label_column or args.delimiter or args.confusion_matrix:
+        raise KerasformerError(
+            "--text-column, --label-column, --delimiter and --confusion-matrix are a "
+            "classifier's; a tagger reads CoNLL or JSON Lines files, and its entity-type "
+            "confusion is drawn in its export (entity_confusion.png)."
+        )
+    if args.output:
+        require_output_file(args.output, "--output", args.overwrite)
+    from kerasformer.datasets.tagged_sentences import load_conll2003, read_tagged_file
+    from kerasformer.training.tagger_evaluation import tagger_metrics
+
+    if args.dataset is None:
+        part, _ = read_tagged_file(args.test_file)
+    elif args.dataset == "conll2003":
+        part = load_conll2003(args.data_dir).splits[args.split]
+    else:
+        raise KerasformerError(
+            f"{args.model} is a tagger; evaluate it on --dataset conll2003 or a CoNLL or "
+            f"JSON Lines --test-file, not on {args.dataset}."
+        )
+    metrics = tagger_metrics(args.model, part)
+    print(format_tagger_report(metrics, f"{name} ({metrics['sentences']} sentences)"))
+    if args.output:
+        save_json(metrics, args.output, "--output", args.overwrite)
+    return 0
+
+
+def format_tagger_report(metrics: dict, title: str) -> str:
+    from tabulate import tabulate
+
+    rows = []
+    for reading, key in (("the file's words", "token_level"), ("raw text", "raw_text")):
+        scores = metrics[key]
+        kinds = [("all", scores), *sorted(scores["per_type"].items())]
+        rows += [
+            (reading if i == 0 else "", kind, *(round(row[k], 4) for k in ("precision", "recall",
+             "f1")), row["entities"])
+            for i, (kind, row) in enumerate(kinds)
+        ]  # fmt: skip
+    table = tabulate(rows, headers=("read as", "type", "precision", "recall", "f1", "entities"))
+    return f"{title}\n\n{table}"
 
 
 def require_one_source(args: argparse.Namespace) -> None:

@@ -80,3 +80,46 @@ def entity_type_confusion(
             if span not in truth:
                 matrix[index[NONE]][index[kind]] += 1
     return matrix, names
+
+
+def entity_offsets(words, tags) -> set[tuple[int, int, str]]:
+    """``(start, end, type)`` of each entity of one tagged sentence, in its words joined by
+    spaces: where a tagger's export must find it in that raw text.
+
+    Example:
+
+    >>> entity_offsets(["U.S.", "troops"], ["B-LOC", "O"])
+    {(0, 4, 'LOC')}
+    """
+    starts, at = [], 0
+    for word in words:
+        starts.append(at)
+        at += len(word) + 1
+    return {
+        (starts[first], starts[last - 1] + len(words[last - 1]), kind)
+        for kind, first, last in entity_spans(list(tags))
+    }
+
+
+def offset_scores(gold: list[set], found: list[set]) -> dict:
+    """Micro precision, recall and F1 of ``found`` entities against ``gold``, sentence by
+    sentence, overall and per type, as `entity_scores` gives them: an entity counts only
+    where its type, start and end all match (strict, as seqeval's IOB2 mode)."""
+    if len(gold) != len(found):
+        raise KerasformerError("give the entities found in each sentence, one set a sentence.")
+    types = sorted({kind for entities in (*gold, *found) for _, _, kind in entities})
+    per_type = {kind: counted(gold, found, kind) for kind in types}
+    return {**counted(gold, found, None), "per_type": per_type}
+
+
+def counted(gold: list[set], found: list[set], kind: str | None) -> dict:
+    def of_kind(entities: set) -> set:
+        return entities if kind is None else {e for e in entities if e[2] == kind}
+
+    right = sum(len(of_kind(g) & of_kind(f)) for g, f in zip(gold, found, strict=True))
+    guessed = sum(len(of_kind(f)) for f in found)
+    true = sum(len(of_kind(g)) for g in gold)
+    precision = right / guessed if guessed else 0.0
+    recall = right / true if true else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1, "entities": true}

@@ -51,7 +51,7 @@ def test_training_reports_entity_scores_per_epoch_and_per_type(exports, model):
 
 
 @pytest.fixture(scope="module")
-def tagged(exports, tmp_path_factory):
+def tagged(exports, tiny_ner_files, tmp_path_factory):
     """What ``kerasformer tag`` prints: ``(model, "json")`` for each model's records of
     TEXTS, ``("rnn", "text")`` for the first text marked up, ``("rnn", "plot")`` and
     ``("rnn", "no plot")`` for ``--plot`` of texts starting or all without a word; every
@@ -63,6 +63,11 @@ def tagged(exports, tmp_path_factory):
                                str(pictures / "second.png")]  # fmt: skip
     commands["rnn", "no plot"] = ["tag", str(exports["rnn"]), "", " \t", "--plot",
                                   str(pictures / "none.png")]  # fmt: skip
+    for model in ("rnn", "bert"):
+        commands[model, "evaluate"] = [
+            "evaluate", str(exports[model]), "--test-file", str(tiny_ner_files["test"]),
+            "--output", str(pictures / f"{model}.json"),
+        ]  # fmt: skip
     results = dict(zip(commands, run_commands(*commands.values()), strict=True))
     return {**results, "pictures": pictures}
 
@@ -152,6 +157,25 @@ def test_plot_draws_the_first_text_that_has_a_word(tagged):
     assert nothing["code"] == 0, nothing["stderr"]
     assert "warning: no text has a word to draw" in nothing["stdout"]
     assert not (tagged["pictures"] / "none.png").exists()
+
+
+@pytest.mark.parametrize("model", ["rnn", "bert"])
+def test_evaluate_scores_a_tagger_on_its_words_and_on_raw_text(tagged, tiny_ner_files, model):
+    """The synthetic words hold no punctuation, so the export reads the file's own words
+    in raw text too: both readings must score alike, on every entity of the file."""
+    result = tagged[model, "evaluate"]
+    assert result["code"] == 0, result["stderr"]
+    metrics = json.loads((tagged["pictures"] / f"{model}.json").read_text())
+    tags = [line.split()[-1] for line in tiny_ner_files["test"].read_text().splitlines() if line]
+    entities = sum(tag.startswith("B-") for tag in tags)
+    assert metrics["generator"] == "kerasformer" and metrics["sentences"] == 40
+    token, raw = metrics["token_level"], metrics["raw_text"]
+    assert token["entities"] == raw["entities"] == entities
+    assert set(raw["per_type"]) == {"LOC", "PER"}
+    for name in ("precision", "recall", "f1"):
+        assert raw[name] == pytest.approx(token[name])
+    assert token["f1"] > 0.5
+    assert "raw text          all" in result["stdout"]
 
 
 def test_tag_marks_entities_in_the_text(tagged):

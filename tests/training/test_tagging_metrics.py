@@ -42,3 +42,32 @@ def test_the_confusion_matrix_matches_entities_by_exact_span():
     matrix, names = entity_type_confusion(true, predicted, ["LOC", "PER"])
     assert names == ["LOC", "PER", "(none)"]
     assert matrix == [[0, 1, 1], [0, 1, 0], [1, 0, 0]]
+
+
+def test_gold_entities_are_at_their_offsets_in_the_words_joined_by_spaces():
+    from kerasformer.training.tagging_metrics import entity_offsets
+
+    words = ["U.S.", "troops", "met", "Ian", "O'Neil", "."]
+    tags = ["B-LOC", "O", "O", "B-PER", "I-PER", "O"]
+    text = " ".join(words)
+    gold = entity_offsets(words, tags)
+    assert gold == {(0, 4, "LOC"), (16, 26, "PER")}
+    assert {text[start:end] for start, end, _ in gold} == {"U.S.", "Ian O'Neil"}
+
+
+def test_offset_scores_count_an_entity_right_only_at_its_type_start_and_end():
+    from kerasformer.training.tagging_metrics import offset_scores
+
+    gold = [{(0, 4, "LOC"), (16, 26, "PER")}, {(3, 8, "ORG")}]
+    found = [{(0, 4, "LOC"), (16, 19, "PER")}, {(3, 8, "LOC"), (10, 12, "PER")}]
+    scores = offset_scores(gold, found)
+    assert scores["precision"] == pytest.approx(1 / 4) and scores["recall"] == pytest.approx(1 / 3)
+    assert scores["f1"] == pytest.approx(2 * (1 / 4) * (1 / 3) / (1 / 4 + 1 / 3))
+    assert scores["entities"] == 3
+    assert scores["per_type"]["LOC"] == {
+        "precision": 0.5,
+        "recall": 1.0,
+        "f1": 2 / 3,
+        "entities": 1,
+    }
+    assert scores["per_type"]["ORG"]["recall"] == 0.0 and scores["per_type"]["ORG"]["entities"] == 1
