@@ -5,7 +5,9 @@ documents held out for validation and early stopping) and reports, on ``valid.tx
 official development split, the data's ``test`` split here): entity F1, precision and
 recall (strict IOB2, seqeval), the F1 of argmax decoding beside the constrained one,
 training words/s, the export's tagging sentences/s (raw strings through the SavedModel's
-``serving_default``), and wall time.
+``serving_default``), and wall time. Beside the trainer's F1, the export's own on raw
+text: each sentence joined by spaces, sent to ``serving_default``, its entity offsets
+scored (`ner_raw_text.py`), and `predict_tags` on the file's own words.
 
     python bench/ner.py --models rnn transformer --seeds 0 1 2 --epochs 10
     python bench/ner.py --models bert --epochs 3 --batch-size 32 \
@@ -29,6 +31,7 @@ import statistics
 import time
 from pathlib import Path
 
+from ner_raw_text import raw_text_scores
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
@@ -133,6 +136,10 @@ def run_model(model: str, seed: int, args) -> dict:
     test = result.data.splits["test"]
     texts = [" ".join(words) for words in test.tokens]
     metrics = result.metrics["test"]
+    test_file = Path(args.data_dir) / "test.txt"  # as load_conll2003 chooses its test split
+    if not test_file.is_file():
+        test_file = test_file.with_name("valid.txt")
+    served = raw_text_scores(export_dir, test_file)
     return {
         "model": model,
         "seed": seed,
@@ -143,6 +150,8 @@ def run_model(model: str, seed: int, args) -> dict:
         "dev_precision": metrics["precision"],
         "dev_recall": metrics["recall"],
         "dev_f1_argmax": metrics["f1_argmax"],
+        "dev_f1_raw_text": served["raw_text"]["f1"],
+        "dev_f1_file_words": served["file_words"]["f1"],
         "dev_per_type_f1": {kind: row["f1"] for kind, row in metrics["per_type"].items()},
         "validation_f1": result.metrics["validation"]["f1"],
         "train_words_per_second": train_words * epochs_run / result.train_seconds,
@@ -166,8 +175,11 @@ def table(results: dict) -> str:
             model if model != "bert" else f"bert ({settings['encoder']}, {settings['recipe']})",
             f"{settings['epochs']} (patience {settings['patience']})" if trained else "-",
             f"{settings['batch_size']}, {rate}" if trained else "-", len(runs),
+            settings.get("words", "CoNLL's") if trained else "-",
             f"{statistics.mean(f1):.3f}{spread}",
             " / ".join(f"{x:.3f}" for x in f1),
+            mean_of(runs, "dev_f1_raw_text"),
+            mean_of(runs, "dev_f1_file_words"),
             f"{statistics.mean(run['dev_f1_argmax'] for run in runs):.3f}" if trained else "-",
             f"{statistics.mean(run['train_words_per_second'] for run in runs):,.0f}"
             if trained else "-",
@@ -176,10 +188,17 @@ def table(results: dict) -> str:
             f"{statistics.mean(run['wall_seconds'] for run in runs) / 60:.0f} min",
         ))  # fmt: skip
     headers = (
-        "model", "epochs at most", "batch, learning rate", "seeds", "dev entity F1 (mean)",
-        "per seed", "argmax F1", "train words/s", "served sentences/s", "wall time per run",
+        "model", "epochs at most", "batch, learning rate", "seeds", "words trained on",
+        "dev entity F1 (mean)", "per seed", "raw-text F1 (export)", "F1 on CoNLL's words",
+        "argmax F1", "train words/s", "served sentences/s", "wall time per run",
     )  # fmt: skip
     return markdown_table(headers, rows)
+
+
+def mean_of(runs: list[dict], key: str) -> str:
+    """The runs' mean of ``key``; "-" where they did not measure it (earlier runs)."""
+    values = [run[key] for run in runs if key in run]
+    return f"{statistics.mean(values):.3f}" if len(values) == len(runs) else "-"
 
 
 def run_settings(model: str, args) -> dict:
@@ -189,6 +208,9 @@ def run_settings(model: str, args) -> dict:
     settings = {
         "epochs": args.epochs, "batch_size": args.batch_size,
         "learning_rate": args.learning_rate, "patience": args.patience,
+        # Taggers train on the words their export reads in raw text (U.S. as U . S .);
+        # runs without this key trained on CoNLL's own words.
+        "words": "as served",
     }  # fmt: skip
     if model == "bert":
         settings.update(

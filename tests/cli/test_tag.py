@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tests.helpers.cli import run_cli_in_fixture
+from tests.helpers.cli import assert_one_line_error, run_cli_in_fixture
 from tests.helpers.processes import WITHOUT_KERASFORMER, run_commands, run_python_json
 
 # Trains or starts several TensorFlow processes per test: out of the quick tier.
@@ -68,6 +68,7 @@ def tagged(exports, tiny_ner_files, tmp_path_factory):
             "evaluate", str(exports[model]), "--test-file", str(tiny_ner_files["test"]),
             "--output", str(pictures / f"{model}.json"),
         ]  # fmt: skip
+    commands["rnn", "evaluate on news"] = ["evaluate", str(exports["rnn"]), "--dataset", "ag_news"]
     results = dict(zip(commands, run_commands(*commands.values()), strict=True))
     return {**results, "pictures": pictures}
 
@@ -176,6 +177,13 @@ def test_evaluate_scores_a_tagger_on_its_words_and_on_raw_text(tagged, tiny_ner_
         assert raw[name] == pytest.approx(token[name])
     assert token["f1"] > 0.5
     assert "raw text          all" in result["stdout"]
+
+
+def test_evaluate_refuses_a_classifiers_dataset_for_a_tagger(tagged):
+    assert_one_line_error(
+        tagged["rnn", "evaluate on news"],
+        "is a tagger; evaluate it on --dataset conll2003 or a CoNLL or JSON Lines --test-file",
+    )
 
 
 def test_tag_marks_entities_in_the_text(tagged):
