@@ -11,6 +11,7 @@ from kerasformer.cli._arguments import (
     DATASETS_BY_TASK,
     add_dataset_arguments,
     add_model_argument,
+    positive_int,
     reader_default,
 )
 from kerasformer.cli.command import Command
@@ -27,15 +28,21 @@ DESCRIPTION = (
     "accuracy, per-class precision, recall and F1, and the confusion matrix. A tagger "
     "(--dataset conll2003 or a CoNLL / JSON Lines --test-file): entity precision, recall "
     "and F1 by seqeval, overall and per type, on the file's words and on its sentences as "
-    "raw text through the export's serving_default (what users get)."
+    "raw text through the export's serving_default (what users get). A translator "
+    "(--dataset spa_eng or a --test-file of pairs): sacrebleu's BLEU and chrF, cased and "
+    "lower-cased, of its translations (--beam-width)."
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_argument(parser)
     add_dataset_arguments(
-        parser, default=None, names=DATASETS_BY_TASK["classification"] + DATASETS_BY_TASK["ner"]
-    )
+        parser, default=None,
+        names=tuple(
+            name for task in ("classification", "ner", "translation")
+            for name in DATASETS_BY_TASK[task]
+        ),
+    )  # fmt: skip
     own = parser.add_argument_group(
         "your own labelled texts (instead of --dataset)",
         "a CSV or TSV file with a header, a JSON Lines file, or a folder of class folders, "
@@ -55,6 +62,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     own.add_argument(
         "--delimiter", metavar="D", help="a CSV/TSV file's separator (default: sniffed)"
     )
+    pairs = parser.add_argument_group(
+        "a translator",
+        "--dataset spa_eng, or a --test-file of sentence pairs (TSV/CSV with a header, or "
+        "JSON Lines)",
+    )
+    pairs.add_argument(
+        "--source-column", metavar="COLUMN", help="the source sentence's column (default source)"
+    )
+    pairs.add_argument(
+        "--target-column", metavar="COLUMN",
+        help="the reference translation's column (default target)",
+    )  # fmt: skip
+    pairs.add_argument(
+        "--beam-width", type=positive_int, metavar="N",
+        help="translate with a beam of N (default 1: greedy, as train reports)",
+    )  # fmt: skip
     parser.add_argument(
         "--split",
         choices=("train", "validation", "test"),
@@ -73,13 +96,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kerasformer.datasets.from_files import data_name
-    from kerasformer.files.export_kind import TAGGER, export_kind
+    from kerasformer.files.export_kind import TAGGER, TRANSLATOR, export_kind
     from kerasformer.loading.exported_classifier import ExportedClassifier
 
     require_one_source(args)
     name = f"{args.dataset} {args.split}" if args.dataset else data_name(args.test_file)
-    if export_kind(args.model) is TAGGER:
+    kind = export_kind(args.model)
+    require_options_of_the_kind(args, kind)
+    if kind is TAGGER:
         return evaluate_tagger(args, name)
+    if kind is TRANSLATOR:
+        return evaluate_translator(args, name)
     picture = args.confusion_matrix or (
         Path(args.model) / f"confusion_matrix-{name.replace(' ', '-')}.png"
     )
@@ -121,16 +148,79 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+# The options only one kind of export reads, by the kind's noun.
+OPTIONS_OF = {
+    "classifier": ("text_column", "label_column", "confusion_matrix"),
+    "translator": ("source_column", "target_column", "beam_width"),
+}
+
+
+def require_options_of_the_kind(args: argparse.Namespace, kind) -> None:
+    """Refuse an option that the export's kind does not read, naming the kind it is for."""
+    from kerasformer.errors import KerasformerError
+
+    noun = "classifier" if kind is None or kind.name == "classifier" else kind.name
+    for owner, names in OPTIONS_OF.items():
+        given = [name for name in names if getattr(args, name, None) is not None]
+        if owner != noun and given:
+            flags = ", ".join("--" + name.replace("_", "-") for name in given)
+            verb = "goes" if len(given) == 1 else "go"
+            raise KerasformerError(
+                f"{flags} {verb} with a {owner}; {args.model} is "
+                f"{kind.noun if kind else 'not a translator'}."
+            )
+    if args.delimiter is not None and (kind is not None and kind.name == "tagger"):
+        raise KerasformerError("--delimiter goes with a table; a tagger reads CoNLL or JSON Lines.")
+
+
+def evaluate_translator(args: argparse.Namespace, name: str) -> int:
+    """A translator's BLEU and chrF, cased and lower-cased (`translator_metrics`)."""
+    from kerasformer.errors import KerasformerError
+
+    if args.output:
+        require_output_file(args.output, "--output", args.overwrite)
+    from kerasformer.datasets.pairs_from_files import read_pairs
+    from kerasformer.datasets.spa_eng import load_spa_eng
+    from kerasformer.training.translator_evaluation import translator_metrics
+
+    if args.dataset is None:
+        _, _, part = read_pairs(
+            args.test_file, args.source_column or "source", args.target_column or "target",
+            args.delimiter,
+        )  # fmt: skip
+    elif args.dataset == "spa_eng":
+        part = load_spa_eng(args.data_dir).splits[args.split]
+    else:
+        raise KerasformerError(
+            f"{args.model} is a translator; evaluate it on --dataset spa_eng or a --test-file "
+            f"of sentence pairs, not on {args.dataset}."
+        )
+    metrics = translator_metrics(args.model, part, args.beam_width or 1)
+    print(format_translator_report(metrics, name))
+    if args.output:
+        save_json(metrics, args.output, "--output", args.overwrite)
+    return 0
+
+
+def format_translator_report(metrics: dict, title: str) -> str:
+    decoding = "greedy" if metrics["beam_width"] == 1 else f"beam {metrics['beam_width']}"
+    skipped = metrics["sentences_skipped"]
+    return "\n".join([
+        f"{title} ({metrics['sentences']} sentences, {decoding}"
+        + (f"; {skipped} skipped: no word the model reads, or too long" if skipped else "")
+        + ")",
+        f"BLEU {metrics['bleu']:.2f}  chrF {metrics['chrf']:.2f}  (cased)",
+        f"BLEU {metrics['bleu_lowercase']:.2f}  chrF {metrics['chrf_lowercase']:.2f}  "
+        "(lower-cased)",
+        f"{metrics['bleu_signature']}",
+        f"{metrics['chrf_signature']}",
+    ])  # fmt: skip
+
+
 def evaluate_tagger(args: argparse.Namespace, name: str) -> int:
     """A tagger's entity scores, on the file's words and on raw text (`tagger_metrics`)."""
     from kerasformer.errors import KerasformerError
 
-    if args.text_column or args.label_column or args.delimiter or args.confusion_matrix:
-        raise KerasformerError(
-            "--text-column, --label-column, --delimiter and --confusion-matrix are a "
-            "classifier's; a tagger reads CoNLL or JSON Lines files, and its entity-type "
-            "confusion is drawn in its export (entity_confusion.png)."
-        )
     if args.output:
         require_output_file(args.output, "--output", args.overwrite)
     from kerasformer.datasets.tagged_sentences import load_conll2003, read_tagged_file

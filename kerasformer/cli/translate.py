@@ -86,18 +86,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def served_translator(args: argparse.Namespace):
-    """What translates: the export's own signature for this --beam-width where it has
-    one (TensorFlow alone), else the Keras model: for --alignment, which reads the
-    attention, another beam width, or a translator that reads subwords. Both give
-    ``problem(text)``, ``known_words(texts)`` and ``translate(texts, beam_width)``."""
-    from kerasformer.loading.exported_translator import ExportedTranslator
+    """What translates: `serving_translator`, or the Keras model for --alignment, which
+    reads the attention."""
+    from kerasformer.loading.exported_translator import serving_translator
     from kerasformer.loading.translator import load_translator
 
-    if not args.alignment:
-        exported = ExportedTranslator.load_if_serves(args.model, args.beam_width)
-        if exported is not None:
-            return exported
-    return load_translator(args.model)
+    if args.alignment:
+        return load_translator(args.model)
+    return serving_translator(args.model, args.beam_width)
 
 
 def alignment_figure(alignment, layer: int, title: str):

@@ -126,3 +126,16 @@ def read_translator_settings(directory: Path) -> dict:
 def served_beam_widths(settings: dict) -> set[int]:
     """The beam widths an export's signatures decode with: greedy, and its beam search."""
     return {1} | ({settings["beam_width"]} if "beam_width" in settings else set())
+
+
+def serving_translator(export_dir: str | Path, beam_width: int):
+    """What translates at ``beam_width``: the export's own signature where it has one for
+    that width (TensorFlow alone), else the Keras model (`load_translator`): another beam
+    width, or a translator that reads subwords. Both give ``problem(text)``,
+    ``known_words(texts)`` and ``translate(texts, beam_width)``."""
+    exported = ExportedTranslator.load_if_serves(export_dir, beam_width)
+    if exported is not None:
+        return exported
+    from kerasformer.loading.translator import load_translator
+
+    return load_translator(export_dir)

@@ -47,6 +47,21 @@ def corpus_scores(
     }
 
 
+def cased_and_lowercased_scores(hypotheses: Sequence[str], references: Sequence[str]) -> dict:
+    """`corpus_scores` cased (sacrebleu's default, as published figures are), and
+    lower-cased beside them (``bleu_lowercase``...): the only fair comparison for a word
+    tokenizer, which writes lower case."""
+    lowercased = corpus_scores(hypotheses, references, lowercase=True)
+    return {
+        **corpus_scores(hypotheses, references),
+        **{f"{name}_lowercase": lowercased[name] for name in ("bleu", "chrf")},
+        **{
+            f"{name}_lowercase_signature": lowercased[f"{name}_signature"]
+            for name in ("bleu", "chrf")
+        },
+    }
+
+
 def checked_corpus(hypotheses, references) -> tuple[list[str], list[str]]:
     for name, texts in (("hypotheses", hypotheses), ("references", references)):
         if isinstance(texts, str):

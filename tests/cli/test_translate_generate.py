@@ -551,3 +551,36 @@ def test_the_papers_recipe_on_tied_subwords_trains_and_translates_in_a_fresh_pro
     assert translate["code"] == 0, translate["stderr"]
     expected = load_translator(export_dir).translate(sentences, beam_width=2)
     assert translate["stdout"].split("\n")[:-1] == expected
+
+
+def test_evaluate_scores_a_translators_translations_as_sacrebleu_does(
+    capsys, trained_translators, tmp_path
+):
+    """evaluate's BLEU and chrF equal sacrebleu's own on what `translate` prints for the
+    same sentences; a file's column names are given, and a classifier's options refused."""
+    import sacrebleu
+
+    export_dir = trained_translators["transformer"][-1]
+    sources = ["Three one four.", "Nine two.", "Seven seven eight five.", "One one."]
+    references = ["Tres uno cuatro.", "Nueve dos.", "Siete siete ocho cinco.", "Uno uno."]
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("en\tes\n" + "".join(f"{s}\t{r}\n" for s, r in zip(sources, references,
+                     strict=True)), "utf-8")  # fmt: skip
+    code, out, err = run_cli(
+        capsys, "evaluate", str(export_dir), "--test-file", str(pairs), "--source-column",
+        "en", "--target-column", "es", "--output", str(tmp_path / "scores.json"),
+    )  # fmt: skip
+    assert code == 0, err
+    metrics = json.loads((tmp_path / "scores.json").read_text())
+    code, printed, err = run_cli(capsys, "translate", str(export_dir), *sources)
+    assert code == 0, err
+    hypotheses = printed.splitlines()
+    assert metrics["sentences"] == 4 and metrics["beam_width"] == 1
+    assert metrics["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hypotheses, [references]).score)
+    assert metrics["chrf"] == pytest.approx(sacrebleu.corpus_chrf(hypotheses, [references]).score)
+    lowered = sacrebleu.corpus_bleu(hypotheses, [references], lowercase=True).score
+    assert metrics["bleu_lowercase"] == pytest.approx(lowered)
+    assert f"BLEU {metrics['bleu']:.2f}  chrF {metrics['chrf']:.2f}  (cased)" in out
+    code, out, err = run_cli(capsys, "evaluate", str(export_dir), "--test-file", str(pairs),
+                             "--text-column", "en")  # fmt: skip
+    assert code == 2 and "--text-column goes with a classifier" in err

@@ -27,7 +27,7 @@ from kerasformer.training.token_crossentropy import (
     require_label_smoothing,
     token_crossentropy,
 )
-from kerasformer.training.translation_metrics import corpus_scores
+from kerasformer.training.translation_metrics import cased_and_lowercased_scores
 
 VOCAB_SIZE = defaults.TRANSLATION_VOCAB_SIZE
 SUBWORD_VOCAB_SIZE = defaults.SUBWORD_VOCAB_SIZE
@@ -160,18 +160,10 @@ def evaluate_translations(
     ]  # fmt: skip
     hypotheses = translator.translate([part.sources[i] for i in readable], beam_width)
     references = [part.targets[i] for i in readable]
-    # Cased (sacrebleu's default, as published figures are), and lower-cased: the only
-    # fair comparison for a word tokenizer, which writes lower case.
-    lowercased = corpus_scores(hypotheses, references, lowercase=True)
     return {
         "loss": float(loss),
         "token_accuracy": float(accuracy),
-        **corpus_scores(hypotheses, references),
-        **{f"{name}_lowercase": lowercased[name] for name in ("bleu", "chrf")},
-        **{
-            f"{name}_lowercase_signature": lowercased[f"{name}_signature"]
-            for name in ("bleu", "chrf")
-        },
+        **cased_and_lowercased_scores(hypotheses, references),
         "sentences_skipped": len(part) - len(readable),
         "beam_width": beam_width,
     }
