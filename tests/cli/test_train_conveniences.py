@@ -162,7 +162,7 @@ def test_bad_settings_files_are_one_line(tmp_path):
         ),
         (
             ["train", "--config", "colour.json"],
-            ("--model transformer of --task classification takes no option 'colour'",),
+            ("--model transformer of --task classification: unknown option 'colour'",),
         ),
         (["train", "--tensorboard", "logs.txt"], ("--tensorboard logs.txt is a file",)),
         (["train", "--tensorboard", ""], ("--tensorboard needs a folder for the logs",)),

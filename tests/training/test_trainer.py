@@ -138,7 +138,15 @@ def test_a_failed_export_keeps_the_trained_model_and_says_where(
         (dict(model_options=dict(maxlen=10**8)), "maxlen 100,000,000 at embed_dim 32 need"),
         (dict(validation_fraction=1.0), "validation_fraction"),
         (dict(input_pipeline="tokens"), "input pipeline 'tokens' does not fit"),
-        (dict(model="bert", input_pipeline="tokens"), "choose one of: strings, padded"),
+        (
+            dict(model="bert", input_pipeline="tokens", model_options={}),
+            "choose one of: strings, padded",
+        ),
+        # The transformer's options are not BERT's: named before any data is read.
+        (
+            dict(model="bert"),
+            "--model bert of --task classification: unknown options 'maxlen', 'vocab_size'",
+        ),
         (dict(xla=True, input_pipeline="dynamic"), "use 'bucketed' or 'padded' with --xla"),
     ],
 )

@@ -305,6 +305,7 @@ def require_known_model_options(config, model) -> None:
     unknown = sorted(set(config.model_options) - known)
     if unknown:
         raise KerasformerError(
-            f"--model {model.name} of --task {config.task} takes no option "
-            f"{', '.join(map(repr, unknown))}; its options are {', '.join(sorted(known))}."
+            f"--model {model.name} of --task {config.task}: unknown option"
+            f"{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; its options "
+            f"are {', '.join(sorted(known))}."
         )
