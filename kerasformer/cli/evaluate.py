@@ -175,28 +175,42 @@ def require_options_of_the_kind(args: argparse.Namespace, kind) -> None:
 
 def evaluate_translator(args: argparse.Namespace, name: str) -> int:
     """A translator's BLEU and chrF, cased and lower-cased (`translator_metrics`)."""
-    from kerasformer.errors import KerasformerError
-
-    if args.output:
-        require_output_file(args.output, "--output", args.overwrite)
     from kerasformer.datasets.pairs_from_files import read_pairs
     from kerasformer.datasets.spa_eng import load_spa_eng
     from kerasformer.training.translator_evaluation import translator_metrics
 
-    if args.dataset is None:
-        _, _, part = read_pairs(
-            args.test_file, args.source_column or "source", args.target_column or "target",
-            args.delimiter,
-        )  # fmt: skip
-    elif args.dataset == "spa_eng":
-        part = load_spa_eng(args.data_dir).splits[args.split]
-    else:
-        raise KerasformerError(
-            f"{args.model} is a translator; evaluate it on --dataset spa_eng or a --test-file "
-            f"of sentence pairs, not on {args.dataset}."
-        )
+    def read_file():
+        source, target = args.source_column or "source", args.target_column or "target"
+        return read_pairs(args.test_file, source, target, args.delimiter)[2]
+
+    part = chosen_examples(
+        args, "a translator", "spa_eng", "a --test-file of sentence pairs", read_file,
+        lambda: load_spa_eng(args.data_dir).splits[args.split],
+    )  # fmt: skip
     metrics = translator_metrics(args.model, part, args.beam_width or 1)
-    print(format_translator_report(metrics, name))
+    return report(args, metrics, format_translator_report(metrics, name))
+
+
+def chosen_examples(args, noun: str, dataset: str, files: str, read_file, load_split):
+    """The examples to evaluate on: the --test-file, or the split of the one dataset the
+    export's kind reads; --output is checked first, so a refusal comes before any work."""
+    from kerasformer.errors import KerasformerError
+
+    if args.output:
+        require_output_file(args.output, "--output", args.overwrite)
+    if args.dataset is None:
+        return read_file()
+    if args.dataset == dataset:
+        return load_split()
+    raise KerasformerError(
+        f"{args.model} is {noun}; evaluate it on --dataset {dataset} or {files}, not on "
+        f"{args.dataset}."
+    )
+
+
+def report(args, metrics: dict, text: str) -> int:
+    """Print the report, and write the metrics to --output if given."""
+    print(text)
     if args.output:
         save_json(metrics, args.output, "--output", args.overwrite)
     return 0
@@ -219,27 +233,18 @@ def format_translator_report(metrics: dict, title: str) -> str:
 
 def evaluate_tagger(args: argparse.Namespace, name: str) -> int:
     """A tagger's entity scores, on the file's words and on raw text (`tagger_metrics`)."""
-    from kerasformer.errors import KerasformerError
-
-    if args.output:
-        require_output_file(args.output, "--output", args.overwrite)
     from kerasformer.datasets.tagged_sentences import load_conll2003, read_tagged_file
     from kerasformer.training.tagger_evaluation import tagger_metrics
 
-    if args.dataset is None:
-        part, _ = read_tagged_file(args.test_file)
-    elif args.dataset == "conll2003":
-        part = load_conll2003(args.data_dir).splits[args.split]
-    else:
-        raise KerasformerError(
-            f"{args.model} is a tagger; evaluate it on --dataset conll2003 or a CoNLL or "
-            f"JSON Lines --test-file, not on {args.dataset}."
-        )
+    part = chosen_examples(
+        args, "a tagger", "conll2003", "a CoNLL or JSON Lines --test-file",
+        lambda: read_tagged_file(args.test_file)[0],
+        lambda: load_conll2003(args.data_dir).splits[args.split],
+    )  # fmt: skip
     metrics = tagger_metrics(args.model, part)
-    print(format_tagger_report(metrics, f"{name} ({metrics['sentences']} sentences)"))
-    if args.output:
-        save_json(metrics, args.output, "--output", args.overwrite)
-    return 0
+    return report(
+        args, metrics, format_tagger_report(metrics, f"{name} ({metrics['sentences']} sentences)")
+    )
 
 
 def format_tagger_report(metrics: dict, title: str) -> str:

@@ -135,16 +135,19 @@ NER_TEMPLATES = (
 )
 
 
-def synthetic_ner_sentences(count: int, seed: int) -> list[tuple[list[str], list[str]]]:
-    """Sentences with people and places tagged in IOB2, from a few templates."""
+def synthetic_ner_sentences(
+    count: int, seed: int, templates=NER_TEMPLATES, people=NER_PEOPLE, places=NER_PLACES
+) -> list[tuple[list[str], list[str]]]:
+    """Sentences with people and places tagged in IOB2, from a few templates (``{PER}``
+    and ``{LOC}`` filled with names, split at spaces)."""
     rng = np.random.default_rng(seed)
     sentences = []
     for _ in range(count):
         words, tags = [], []
-        for piece in NER_TEMPLATES[rng.integers(len(NER_TEMPLATES))].split():
+        for piece in templates[rng.integers(len(templates))].split():
             if piece in ("{PER}", "{LOC}"):
                 kind = piece[1:-1]
-                names = NER_PEOPLE if kind == "PER" else NER_PLACES
+                names = people if kind == "PER" else places
                 name = names[rng.integers(len(names))].split()
                 words += name
                 tags += [f"B-{kind}"] + [f"I-{kind}"] * (len(name) - 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.helpers.data import context_ner_sentences, write_conll
+from tests.helpers.data import context_ner_sentences, synthetic_ner_sentences, write_conll
 
 # Trains or starts several TensorFlow processes per test: out of the quick tier.
 pytestmark = pytest.mark.slow
@@ -133,21 +133,7 @@ DOTTED_TEMPLATES = ("{PER} visited {LOC} .", "In {LOC} , {PER} 's team won 6-2 .
 
 
 def dotted_sentences(count: int, seed: int) -> list[tuple[list[str], list[str]]]:
-    rng = np.random.default_rng(seed)
-    sentences = []
-    for _ in range(count):
-        words, tags = [], []
-        for slot in DOTTED_TEMPLATES[rng.integers(len(DOTTED_TEMPLATES))].split():
-            if slot in ("{PER}", "{LOC}"):
-                names = DOTTED_PEOPLE if slot == "{PER}" else DOTTED_PLACES
-                name = names[rng.integers(len(names))].split()
-                words += name
-                tags += [f"B-{slot[1:-1]}"] + [f"I-{slot[1:-1]}"] * (len(name) - 1)
-            else:
-                words.append(slot)
-                tags.append("O")
-        sentences.append((words, tags))
-    return sentences
+    return synthetic_ner_sentences(count, seed, DOTTED_TEMPLATES, DOTTED_PEOPLE, DOTTED_PLACES)
 
 
 def gold_offsets(words, tags) -> set[tuple[int, int, str]]:
