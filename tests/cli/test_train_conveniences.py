@@ -115,7 +115,10 @@ def test_config_json_trains_the_same_run_again_and_flags_win(tmp_path, monkeypat
         assert result["code"] == 0, result["stderr"][-3000:]
     settings = json.loads((tmp_path / "exp" / "config.json").read_text())
     train_hash = hashlib.sha256((tmp_path / "train.csv").read_bytes()).hexdigest()
-    assert settings["data_files"]["train_file"] == {"path": "train.csv", "sha256": train_hash}
+    assert settings["data_files"]["train_file"] == {
+        "path": "train.csv", "absolute": str((tmp_path / "train.csv").resolve()),
+        "sha256": train_hash,
+    }  # fmt: skip
     assert settings["recipe"] == "from-scratch" and settings["input_pipeline"] == "bucketed"
     assert settings["model_options"]["maxlen"] == 16  # given
     assert settings["model_options"]["dense_units"] == 20  # resolved: the default
