@@ -148,29 +148,30 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-# The options only one kind of export reads, by the kind's noun.
-OPTIONS_OF = {
-    "classifier": ("text_column", "label_column", "confusion_matrix"),
-    "translator": ("source_column", "target_column", "beam_width"),
+# The kinds of export each kind-specific option is read for.
+READ_FOR = {
+    "text_column": ("classifier",),
+    "label_column": ("classifier",),
+    "confusion_matrix": ("classifier",),
+    "delimiter": ("classifier", "translator"),  # a table's; a tagger reads CoNLL
+    "source_column": ("translator",),
+    "target_column": ("translator",),
+    "beam_width": ("translator",),
 }
 
 
 def require_options_of_the_kind(args: argparse.Namespace, kind) -> None:
-    """Refuse an option that the export's kind does not read, naming the kind it is for."""
+    """Refuse an option that the export's kind does not read, naming the kinds it is for
+    (anything not a tagger or a translator is read as a classifier, which says what it is)."""
     from kerasformer.errors import KerasformerError
 
-    noun = "classifier" if kind is None or kind.name == "classifier" else kind.name
-    for owner, names in OPTIONS_OF.items():
-        given = [name for name in names if getattr(args, name, None) is not None]
-        if owner != noun and given:
-            flags = ", ".join("--" + name.replace("_", "-") for name in given)
-            verb = "goes" if len(given) == 1 else "go"
+    name = kind.name if kind is not None and kind.name in ("tagger", "translator") else "classifier"
+    for option, kinds in READ_FOR.items():
+        if getattr(args, option, None) is not None and name not in kinds:
             raise KerasformerError(
-                f"{flags} {verb} with a {owner}; {args.model} is "
-                f"{kind.noun if kind else 'not a translator'}."
+                f"--{option.replace('_', '-')} goes with a {' or a '.join(kinds)}; "
+                f"{args.model} is {kind.noun if kind else 'not a kerasformer export'}."
             )
-    if args.delimiter is not None and (kind is not None and kind.name == "tagger"):
-        raise KerasformerError("--delimiter goes with a table; a tagger reads CoNLL or JSON Lines.")
 
 
 def evaluate_translator(args: argparse.Namespace, name: str) -> int:

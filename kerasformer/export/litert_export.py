@@ -10,7 +10,6 @@ See `kerasformer.litert.files` for the files written.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import tempfile
 from pathlib import Path
@@ -32,8 +31,8 @@ from kerasformer.litert.files import (
     TAGGER_SHA256,
     VOCABULARY_SHA256,
     LiteRTFiles,
+    fingerprint,
     tagger_fingerprint,
-    vocabulary_fingerprint,
 )
 from kerasformer.loading.exported_classifier import ExportedClassifier
 from kerasformer.loading.keras_model import load_keras_model
@@ -152,12 +151,12 @@ def write_files(
     """Each file written whole; the settings hold the vocabulary's fingerprint, so a
     vocabulary left from another export is refused on loading, not read wrongly."""
     written = [files.model]
-    settings = {**settings, MODEL_SHA256: hashlib.sha256(model).hexdigest()}
+    settings = {**settings, MODEL_SHA256: fingerprint(model)}
     if isinstance(settings.get("tagger"), dict):
         settings[TAGGER_SHA256] = tagger_fingerprint(settings["tagger"])
     if vocabulary is not None:
         data = "".join(f"{word}\n" for word in vocabulary).encode("utf-8")
-        settings = {**settings, VOCABULARY_SHA256: vocabulary_fingerprint(data)}
+        settings = {**settings, VOCABULARY_SHA256: fingerprint(data)}
         written.append(write_whole_file(files.vocabulary, lambda path: path.write_bytes(data)))
     text = json.dumps(settings, ensure_ascii=False, indent=1)
     written.append(write_whole_file(files.settings, lambda path: path.write_text(text, "utf-8")))

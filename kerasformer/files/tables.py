@@ -123,12 +123,11 @@ def require_delimiter_splits_header(path: Path, text: str, delimiter: str, heade
     """A one-column header that another delimiter would split: the wrong delimiter."""
     likely = sniff_delimiter(path, text)
     if likely != delimiter and header_fields(header, likely) > 1:
-        names = {"\t": "tab"}
+        given, found = ("tab" if d == "\t" else d for d in (delimiter, likely))
         raise KerasformerError(
             f"{path}: its header reads as one column ({header[:60]!r}) with the delimiter "
-            f"{names.get(delimiter, delimiter)!r}, and as "
-            f"{header_fields(header, likely)} with {names.get(likely, likely)!r}; pass "
-            f"--delimiter {names.get(likely, likely)!r}, or leave it out to have it found."
+            f"{given!r}, and as {header_fields(header, likely)} with {found!r}; pass "
+            f"--delimiter {found!r}, or leave it out to have it found."
         )
 
 

@@ -39,14 +39,15 @@ def is_litert_model(path: str | Path) -> bool:
     return str(path).lower().endswith(".tflite")
 
 
-def vocabulary_fingerprint(data: bytes) -> str:
+def fingerprint(data: bytes) -> str:
+    """The SHA-256 of ``data``, as the settings record a file written with them."""
     return hashlib.sha256(data).hexdigest()
 
 
 def tagger_fingerprint(tagger: dict) -> str:
-    """The SHA-256 of a tagger's settings (words, characters, tags) as canonical JSON."""
+    """The `fingerprint` of a tagger's settings (words, characters, tags) as canonical JSON."""
     text = json.dumps(tagger, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return fingerprint(text.encode("utf-8"))
 
 
 def read_litert_settings(path: Path) -> dict | None:
@@ -56,11 +57,6 @@ def read_litert_settings(path: Path) -> dict | None:
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return settings if isinstance(settings, dict) and settings.get(FORMAT_KEY) == FORMAT else None
-
-
-def sha256_of_file(path: Path) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 @dataclass(frozen=True)
@@ -129,7 +125,7 @@ class LiteRTFiles:
         """The settings are those written with this model, unchanged (exports written
         before the fingerprints were recorded are taken as they are)."""
         model_sha256 = settings.get(MODEL_SHA256)
-        if model_sha256 is not None and model_sha256 != sha256_of_file(self.model):
+        if model_sha256 is not None and model_sha256 != fingerprint(self.model.read_bytes()):
             raise KerasformerError(
                 f"{self.settings} was not written with {self.model.name} (another model's "
                 "settings); keep the files `kerasformer export-litert` wrote together, or "
@@ -152,7 +148,7 @@ class LiteRTFiles:
             words = vocabulary_lines(data)
         except (OSError, UnicodeDecodeError):
             words = None
-        if words is None or vocabulary_fingerprint(data) != settings.get(VOCABULARY_SHA256):
+        if words is None or fingerprint(data) != settings.get(VOCABULARY_SHA256):
             raise KerasformerError(
                 f"{self.vocabulary} is missing or not the vocabulary exported with "
                 f"{self.model.name}; keep the files `kerasformer export-litert` wrote "

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 
-from kerasformer.errors import KerasformerError
 from kerasformer.litert.files import TAGGER, LiteRTFiles
 from kerasformer.litert.runtime import signature_runner
 from kerasformer.models.word_tagger import WordTagger
@@ -34,13 +33,12 @@ class LiteRTTagger(WordTagger):
 
     def __init__(self, model: str | Path, runtime: str = "litert", num_threads: int | None = None):
         files = LiteRTFiles.of(model)
+        settings = files.read_settings(TAGGER)
         try:
-            settings = files.read_settings(TAGGER)["tagger"]
-            super().__init__(settings["words"], settings["characters"], settings["tag_names"],
-                             settings["decoding"])  # fmt: skip
+            tagger = settings["tagger"]
+            super().__init__(tagger["words"], tagger["characters"], tagger["tag_names"],
+                             tagger["decoding"])  # fmt: skip
         except (KeyError, TypeError, ValueError) as error:
-            if isinstance(error, KerasformerError):
-                raise
             raise files.damaged(error) from None
         self._run = signature_runner(files.model, runtime, num_threads)
 
