@@ -63,7 +63,7 @@ def main() -> None:
         build_transformer_language_model,
         next_token_loss_model,
     )
-    from kerasformer.training.tasks.language_modeling import strided_perplexity
+    from kerasformer.training.language_model_metrics import strided_perplexity
 
     keras.utils.set_random_seed(0)
     ids = frequency_ranked_ids(args.split_file)

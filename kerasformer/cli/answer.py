@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kerasformer.cli._arguments import add_model_argument
 from kerasformer.cli.command import Command
@@ -22,10 +21,6 @@ from kerasformer.cli.inputs import (
     with_problems,
 )
 from kerasformer.cli.outputs import add_overwrite_argument, require_output_file, save_picture
-
-if TYPE_CHECKING:
-    from kerasformer.loading.exported_question_answerer import ExportedQuestionAnswerer
-    from kerasformer.models.question_answerer import QuestionAnswerer
 
 PAIR_FORMAT = 'give one {"question": "...", "context": "..."} per line'
 
@@ -65,12 +60,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kerasformer.loading.exported_question_answerer import serving_answerer
     from kerasformer.loading.serving_function import without_graph_rewrites
 
     if args.plot:
         require_output_file(args.plot, "--plot", args.overwrite)
     inputs = with_problems(read_pairs(args), pair_problem)
-    answerer = load_answerer(args.model, token_probabilities=bool(args.plot))
+    answerer = serving_answerer(args.model, token_probabilities=bool(args.plot))
     with without_graph_rewrites():
         records = records_for(inputs, lambda lines: answer_all(answerer, lines))
     status = print_records(inputs, records, args.json, answer_lines)
@@ -80,22 +76,6 @@ def run(args: argparse.Namespace) -> int:
         path = save_picture(figure, args.plot, "--plot", args.overwrite)
         print(f"Probabilities written to {path}", file=sys.stderr if args.json else sys.stdout)
     return status
-
-
-def load_answerer(
-    model: Path, token_probabilities: bool
-) -> ExportedQuestionAnswerer | QuestionAnswerer:
-    """The export's own SavedModel signature, which needs no Keras or TF-Hub, where it
-    gives all that is asked; else the Keras model: --plot's token probabilities, and an
-    export written before the signature gave its no-answer score."""
-    from kerasformer.loading.exported_question_answerer import ExportedQuestionAnswerer
-    from kerasformer.loading.question_answerer import load_question_answerer
-
-    if not token_probabilities:
-        answerer = ExportedQuestionAnswerer.load_if_complete(model)
-        if answerer is not None:
-            return answerer
-    return load_question_answerer(model)
 
 
 def read_pairs(args: argparse.Namespace) -> list[InputText]:

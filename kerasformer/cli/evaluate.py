@@ -1,5 +1,9 @@
-"""``kerasformer evaluate``: a classifier's accuracy, per-class precision/recall/F1 and
-confusion matrix; a tagger's entity scores on tokenised sentences and on raw text."""
+"""``kerasformer evaluate``: each kind of export measured by its own task's metrics.
+
+A classifier's accuracy, per-class precision/recall/F1 and confusion matrix; a tagger's
+entity scores on tokenised sentences and on raw text; a translator's BLEU and chrF; a
+language model's perplexity under both protocols; a question answerer's SQuAD exact match
+and F1 (with SQuAD 2.0's answerable / unanswerable parts)."""
 
 from __future__ import annotations
 
@@ -30,7 +34,11 @@ DESCRIPTION = (
     "and F1 by seqeval, overall and per type, on the file's words and on its sentences as "
     "raw text through the export's serving_default (what users get). A translator "
     "(--dataset spa_eng or a --test-file of pairs): sacrebleu's BLEU and chrF, cased and "
-    "lower-cased, of its translations (--beam-width)."
+    "lower-cased, of its translations (--beam-width). A language model (--dataset "
+    "wikitext2 or a --test-file of UTF-8 text): perplexity with windows read afresh and "
+    "with windows sliding by half. A question answerer (--dataset squad or a SQuAD-format "
+    "JSON --test-file): exact match and F1 by SQuAD's own scripts, and with unanswerable "
+    "questions in the file, those of the questions with and without an answer."
 )
 
 
@@ -39,7 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dataset_arguments(
         parser, default=None,
         names=tuple(
-            name for task in ("classification", "ner", "translation")
+            name
+            for task in ("classification", "ner", "translation", "language-model",
+                         "question-answering")
             for name in DATASETS_BY_TASK[task]
         ),
     )  # fmt: skip
@@ -96,7 +106,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kerasformer.datasets.from_files import data_name
-    from kerasformer.files.export_kind import TAGGER, TRANSLATOR, export_kind
+    from kerasformer.files.export_kind import (
+        LANGUAGE_MODEL,
+        QUESTION_ANSWERER,
+        TAGGER,
+        TRANSLATOR,
+        export_kind,
+    )
     from kerasformer.loading.exported_classifier import ExportedClassifier
 
     require_one_source(args)
@@ -107,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
         return evaluate_tagger(args, name)
     if kind is TRANSLATOR:
         return evaluate_translator(args, name)
+    if kind is LANGUAGE_MODEL:
+        return evaluate_language_model(args, name)
+    if kind is QUESTION_ANSWERER:
+        return evaluate_question_answerer(args, name)
     picture = args.confusion_matrix or (
         Path(args.model) / f"confusion_matrix-{name.replace(' ', '-')}.png"
     )
@@ -165,7 +185,8 @@ def require_options_of_the_kind(args: argparse.Namespace, kind) -> None:
     (anything not a tagger or a translator is read as a classifier, which says what it is)."""
     from kerasformer.errors import KerasformerError
 
-    name = kind.name if kind is not None and kind.name in ("tagger", "translator") else "classifier"
+    measured_apart = ("tagger", "translator", "language-model", "question answerer")
+    name = kind.name if kind is not None and kind.name in measured_apart else "classifier"
     for option, kinds in READ_FOR.items():
         if getattr(args, option, None) is not None and name not in kinds:
             raise KerasformerError(
@@ -230,6 +251,64 @@ def format_translator_report(metrics: dict, title: str) -> str:
         f"{metrics['bleu_signature']}",
         f"{metrics['chrf_signature']}",
     ])  # fmt: skip
+
+
+def evaluate_language_model(args: argparse.Namespace, name: str) -> int:
+    """A language model's perplexity, both protocols (`language_model_metrics`)."""
+    from kerasformer.datasets.corpus_from_files import corpus_lines
+    from kerasformer.datasets.wikitext import line_tokens, load_wikitext2
+    from kerasformer.training.language_model_evaluation import language_model_metrics
+
+    tokens = chosen_examples(
+        args, "a language model", "wikitext2", "a --test-file of UTF-8 text",
+        lambda: line_tokens(corpus_lines(args.test_file)),
+        lambda: load_wikitext2(args.data_dir).splits[args.split],
+    )  # fmt: skip
+    metrics = language_model_metrics(args.model, tokens)
+    return report(args, metrics, format_language_model_report(metrics, name))
+
+
+def format_language_model_report(metrics: dict, title: str) -> str:
+    window, unknown = metrics["window"], metrics["unknown_tokens"]
+    return "\n".join([
+        f"{title} ({metrics['text_tokens']} tokens, {unknown} of them "
+        f"({unknown / metrics['text_tokens']:.1%}) outside the vocabulary, read as [UNK])",
+        f"perplexity {metrics['perplexity']:.2f}  (windows of {window} tokens, each read "
+        f"afresh; {metrics['tokens']} tokens scored)",
+        f"perplexity {metrics['strided_perplexity']:.2f}  (windows sliding by "
+        f"{max(window // 2, 1)}: each token after the first window sees at least that many "
+        "before it)",
+        f"next-token accuracy {metrics['token_accuracy']:.4f}",
+    ])  # fmt: skip
+
+
+def evaluate_question_answerer(args: argparse.Namespace, name: str) -> int:
+    """A question answerer's SQuAD scores (`question_answerer_metrics`)."""
+    from kerasformer.datasets.questions_from_files import read_squad_json
+    from kerasformer.datasets.squad import load_squad
+    from kerasformer.training.question_answerer_evaluation import question_answerer_metrics
+
+    part = chosen_examples(
+        args, "a question answerer", "squad", "a SQuAD-format JSON --test-file",
+        lambda: read_squad_json(args.test_file),
+        lambda: load_squad(args.data_dir).splits[args.split],
+    )  # fmt: skip
+    metrics = question_answerer_metrics(args.model, part)
+    return report(args, metrics, format_question_answerer_report(metrics, name))
+
+
+def format_question_answerer_report(metrics: dict, title: str) -> str:
+    lines = [
+        f"{title} ({metrics['questions']} questions)",
+        f"exact match {metrics['exact_match']:.2f}  F1 {metrics['f1']:.2f}",
+    ]
+    for prefix, part in (("has_answer_", "with an answer"), ("no_answer_", "without an answer")):
+        if f"{prefix}questions" in metrics:
+            lines.append(
+                f"  {metrics[prefix + 'questions']} {part}: exact match "
+                f"{metrics[prefix + 'exact_match']:.2f}  F1 {metrics[prefix + 'f1']:.2f}"
+            )
+    return "\n".join(lines)
 
 
 def evaluate_tagger(args: argparse.Namespace, name: str) -> int:

@@ -55,3 +55,18 @@ class ExportedQuestionAnswerer:
 
     def _serve_pairs(self, questions, contexts) -> dict:
         return self._serve(**{QUESTION_INPUT: questions, CONTEXT_INPUT: contexts})
+
+
+def serving_answerer(export_dir: str | Path, token_probabilities: bool = False):
+    """What answers for ``export_dir``: the export's own signature (TensorFlow alone)
+    where it gives all that is asked, else the Keras model (`load_question_answerer`):
+    ``token_probabilities`` (each token's start and end probability, for ``answer
+    --plot``), or an export written before the signature gave its no-answer score. Both
+    give ``answer(questions, contexts, batch_size)``."""
+    if not token_probabilities:
+        answerer = ExportedQuestionAnswerer.load_if_complete(export_dir)
+        if answerer is not None:
+            return answerer
+    from kerasformer.loading.question_answerer import load_question_answerer
+
+    return load_question_answerer(export_dir)

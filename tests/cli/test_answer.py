@@ -2,6 +2,7 @@
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -173,3 +174,24 @@ def write_lines(directory, lines):
     path = directory / "pairs.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def test_evaluate_scores_the_exports_answers_as_the_trainer_scored_its_own(
+    capsys, trained_question_answerer, tmp_path
+):
+    """`evaluate --dataset squad` reads the split the trainer tested on and scores the
+    export's answers: the same exact match and F1 the trainer reported for its test split."""
+    export_dir = Path(trained_question_answerer.export_dir)
+    data_dir = export_dir.parent / "squad"  # where the fixture wrote its synthetic SQuAD
+    output = tmp_path / "squad.json"
+    code, out, err = run_cli(
+        capsys, "evaluate", str(export_dir), "--dataset", "squad", "--data-dir", str(data_dir),
+        "--output", str(output),
+    )  # fmt: skip
+    assert code == 0, err
+    measured = json.loads(output.read_text())
+    trained = json.loads((export_dir / "metrics.json").read_text())["test"]
+    assert measured["questions"] == trained["questions"] > 0
+    assert (measured["exact_match"], measured["f1"]) == (trained["exact_match"], trained["f1"])
+    assert "has_answer_questions" not in measured  # SQuAD v1.1: every question has one
+    assert f"exact match {measured['exact_match']:.2f}  F1 {measured['f1']:.2f}" in out

@@ -1,6 +1,7 @@
 """`kerasformer train --train-file`: a user's own table trains, exports and predicts."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -228,10 +229,11 @@ def test_the_data_summary_is_printed_with_its_warnings_and_kept_in_the_metrics(
 
 
 def test_squad_2_json_trains_and_reports_answerable_and_unanswerable_apart(
-    tmp_path, monkeypatch, tiny_hub_bert
+    capsys, tmp_path, monkeypatch, tiny_hub_bert
 ):
     """Unanswerable questions train and are scored as SQuAD 2.0 scores them. A threshold
-    no score reaches abstains from every question, which fixes the scores exactly."""
+    no score reaches abstains from every question, which fixes the scores exactly, in
+    training and in `evaluate` of its export on the whole file."""
     monkeypatch.chdir(tmp_path)
     document = synthetic_squad_v2_document(10, 6, seed=0)
     write_json(tmp_path / "v2.json", document)
@@ -273,6 +275,33 @@ def test_squad_2_json_trains_and_reports_answerable_and_unanswerable_apart(
     assert context[record["start"] : record["end"]] == record["answer"] or record["start"] == -1
     nothing = json.loads(silent_answer["stdout"].splitlines()[0])
     assert (nothing["answer"], nothing["start"], nothing["end"]) == ("", -1, -1)
+    assert_evaluate_scores_answerable_and_unanswerable_apart(capsys, document, len(impossible))
+
+
+def assert_evaluate_scores_answerable_and_unanswerable_apart(capsys, document, impossible):
+    """`evaluate` on the SQuAD 2.0 file: the abstaining export's scores are fixed; the
+    other's no-answer exact match is the share of unanswerable questions its served
+    answers leave empty."""
+    from kerasformer.loading.exported_question_answerer import ExportedQuestionAnswerer
+
+    scores = {}
+    for export in ("qa", "silent"):
+        code, out, err = run_cli(capsys, "evaluate", export, "--test-file", "v2.json",
+                                 "--output", f"{export}.json")  # fmt: skip
+        assert code == 0, err
+        assert f"{impossible} without an answer: exact match" in out
+        scores[export] = json.loads(Path(f"{export}.json").read_text())
+    silent = scores["silent"]
+    assert silent["questions"] == 60 and silent["no_answer_questions"] == impossible
+    assert (silent["no_answer_exact_match"], silent["has_answer_f1"]) == (100.0, 0.0)
+    assert silent["exact_match"] == pytest.approx(100 * impossible / 60)
+    questions = [(p["context"], q) for a in document["data"] for p in a["paragraphs"]
+                 for q in p["qas"] if q["is_impossible"]]  # fmt: skip
+    served = ExportedQuestionAnswerer("qa").answer(
+        [q["question"] for _, q in questions], [context for context, _ in questions]
+    )
+    left_empty = sum(answer["answer"] == "" for answer in served)
+    assert scores["qa"]["no_answer_exact_match"] == pytest.approx(100 * left_empty / impossible)
 
 
 TAGS = {"sport": ["goal", "match", "cup"], "travel": ["flight", "hotel", "trip"],

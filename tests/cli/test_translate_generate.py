@@ -229,6 +229,62 @@ def test_train_language_model_prints_perplexity_and_exports(trained_language_mod
         assert row[0] == split and printed == expected
 
 
+def reference_perplexities(model, ids: list[int], window: int) -> tuple[float, float]:
+    """Both protocols' perplexities from each target's log-probability, the model read
+    one prefix at a time (a causal model's last position sees exactly that prefix).
+
+    Windowed: target t (t >= 1) is read after ids[k*window : t], k = (t-1) // window, and
+    only targets in whole windows count. Strided by window // 2: target t is read after
+    ids[s : t], s the first window start (0, stride, 2*stride, ...) with s + window >= t.
+    """
+
+    def log_probability(start, target):
+        logits = np.asarray(model(np.array([ids[start:target]], np.int32)), np.float64)[0, -1]
+        shifted = logits - logits.max()
+        return shifted[ids[target]] - np.log(np.exp(shifted).sum())
+
+    stride = window // 2
+    scored = (len(ids) - 1) // window * window
+    windowed = [log_probability((t - 1) // window * window, t) for t in range(1, scored + 1)]
+    strided = [
+        log_probability(max(0, -(-(t - window) // stride) * stride), t)
+        for t in range(1, len(ids))
+    ]
+    return float(np.exp(-np.mean(windowed))), float(np.exp(-np.mean(strided)))
+
+
+def test_evaluate_gives_a_language_models_perplexity_under_both_protocols(
+    capsys, trained_language_model, tmp_path
+):
+    """On a user's text file, evaluate's two perplexities equal those computed one
+    target at a time from the model's own log-probabilities; words outside the
+    vocabulary are counted; a text shorter than one window is refused."""
+    export_dir = trained_language_model[-1]
+    text = tmp_path / "story.txt"
+    rng = np.random.default_rng(5)
+    lines = [" ".join(rng.choice(LM_WORDS + ["zebra"], rng.integers(3, 9))) for _ in range(9)]
+    text.write_text("\n".join(lines) + "\n", "utf-8")
+    code, out, err = run_cli(
+        capsys, "evaluate", str(export_dir), "--test-file", str(text),
+        "--output", str(tmp_path / "perplexity.json"),
+    )  # fmt: skip
+    assert code == 0, err
+    metrics = json.loads((tmp_path / "perplexity.json").read_text())
+    generator = load_generator(export_dir)
+    index = {word: i + 2 for i, word in enumerate(generator.vocabulary)}
+    tokens = [word for line in lines for word in [*line.split(), "<eos>"]]
+    ids = [index.get(word, 1) for word in tokens]
+    windowed, strided = reference_perplexities(generator.model, ids, LM_WINDOW)
+    assert metrics["perplexity"] == pytest.approx(windowed, rel=1e-4)
+    assert metrics["strided_perplexity"] == pytest.approx(strided, rel=1e-4)
+    assert metrics["text_tokens"] == len(tokens) > 3 * LM_WINDOW
+    assert metrics["unknown_tokens"] == tokens.count("zebra") > 0
+    assert f"perplexity {metrics['strided_perplexity']:.2f}  (windows sliding by 8" in out
+    text.write_text("the cat sat\n", "utf-8")
+    code, out, err = run_cli(capsys, "evaluate", str(export_dir), "--test-file", str(text))
+    assert_one_line_error(code, out, err, "has 4 tokens", f"at least {LM_WINDOW + 1} tokens")
+
+
 def test_the_default_untied_language_model_trains_and_generates(capsys, tmp_path):
     export_dir = tmp_path / "export"
     code, out, err = run_cli(

@@ -10,7 +10,7 @@ from kerasformer.models.language_model import (
     next_token_loss_model,
 )
 from kerasformer.training import TrainingConfig, train
-from kerasformer.training.tasks.language_modeling import strided_perplexity
+from kerasformer.training.language_model_metrics import strided_perplexity
 from tests.helpers.numpy_reference import log_softmax
 
 SPLITS = ("train", "validation", "test")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from kerasformer.backend import keras
@@ -25,7 +24,7 @@ from kerasformer.models.question_answerer import (
     load_preprocess,
 )
 from kerasformer.training.fit_plan import FitPlan
-from kerasformer.training.squad_metrics import squad_scores
+from kerasformer.training.question_answerer_evaluation import evaluate_answers
 from kerasformer.training.tasks.base import Task
 
 OPTIONS = (*DEFAULTS, "max_answer_tokens", "preprocess", "encoder")
@@ -97,21 +96,6 @@ class QuestionAnsweringTask(Task):
         return self.headline_metrics + tuple(
             name for name in parts if all(name in split for split in metrics.values())
         )
-
-
-def evaluate_answers(
-    answerer: QuestionAnswerer, part: SquadExamples, batch_size: int, unanswerable=False
-) -> dict:
-    """SQuAD exact match and F1 of the answerer's answers, and its speed.
-
-    With ``unanswerable`` (SQuAD 2.0 data), also the scores of the questions with and
-    without an answer (``has_answer_*``, ``no_answer_*``).
-    """
-    started = time.perf_counter()
-    answers = answerer.answer(list(part.questions), list(part.contexts), batch_size)
-    seconds = time.perf_counter() - started
-    scores = squad_scores([a["answer"] for a in answers], part.answers, unanswerable)
-    return {**scores, "examples_per_second": len(part) / seconds}
 
 
 class ValidationAnswers(keras.callbacks.Callback):
