@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "ner_raw_text.py"
-
-
-def bench_module():
-    spec = importlib.util.spec_from_file_location("ner_raw_text", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.helpers.bench import bench_script
 
 
 def test_a_tagger_scores_the_same_on_raw_text_as_on_words_that_need_no_splitting(
-    tiny_taggers, tiny_ner_files, capsys
+    tiny_taggers, tiny_ner_files, capsys, monkeypatch
 ):
     """The synthetic words hold no punctuation, so the export reads the file's own words:
     the entity offsets it returns must score as seqeval scores the tags of those words."""
-    bench = bench_module()
+    bench = bench_script("ner_raw_text", monkeypatch)
     scores = bench.raw_text_scores(tiny_taggers["rnn"], tiny_ner_files["test"])
     tags = [line.split()[-1] for line in tiny_ner_files["test"].read_text().splitlines() if line]
     assert scores["sentences"] == 40

@@ -3,20 +3,15 @@ SavedModel and each LiteRT quantisation, measured side by side."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+from tests.helpers.bench import bench_script
 
 
 def test_the_litert_bench_measures_the_savedmodel_and_each_quantisation(
     tiny_transformer, tiny_ag_news_dir, tmp_path, monkeypatch, capsys
 ):
-    monkeypatch.syspath_prepend(str(BENCH))  # its `tables` module, as when run from there
-    spec = importlib.util.spec_from_file_location("litert_bench", BENCH / "litert.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("litert", monkeypatch)
     output = tmp_path / "litert.json"
     bench.main([
         str(tiny_transformer.export_dir), "--data-dir", str(tiny_ag_news_dir),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "command_start.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "command_start.py"
 # What a command that serves a model never needs (scoring, plotting, the BERT stack, and
 # JAX, which TensorFlow imports where it is installed, as it is for these tests).
 NEVER_TO_SERVE = {"sklearn", "matplotlib", "tensorflow_hub", "sentencepiece", "jax"}
