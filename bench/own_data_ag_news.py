@@ -12,7 +12,8 @@ Three runs of `kerasformer.training.train`, seed 0, the defaults, no export:
     python bench/own_data_ag_news.py [--data-dir ../shared/data/ag_news_csv] [--epochs 10]
 
 Prints the split sizes, validation and test accuracy of each, and whether the splits'
-texts and labels are the same as the named dataset's.
+texts and labels are the same as the named dataset's. ``--smoke`` (CI's run, on tiny
+data) trains the smallest model (`smoke.TINY_CLASSIFIER`) for one epoch.
 """
 
 from __future__ import annotations
@@ -24,17 +25,19 @@ import time
 from pathlib import Path
 
 import numpy as np
+from smoke import TINY_CLASSIFIER, add_smoke_argument
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA_DIR = HERE.parent.parent / "shared" / "data" / "ag_news_csv"
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
     parser.add_argument("--epochs", type=int, default=10)
-    return parser.parse_args()
+    add_smoke_argument(parser)
+    return parser.parse_args(argv)
 
 
 def with_header(source: Path, destination: Path) -> Path:
@@ -61,12 +64,14 @@ def same_splits(data, reference) -> bool:
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     from kerasformer.training import TrainingConfig, train
 
-    args = parse_args()
+    args = parse_args(argv)
     data_dir = Path(args.data_dir)
     common = dict(epochs=args.epochs, seed=0)
+    if args.smoke:
+        common = dict(epochs=1, seed=0, model_options=TINY_CLASSIFIER)
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)

@@ -6,6 +6,9 @@ candidates one after another in one process, on a quiet machine: two epochs each
 examples/s of the second epoch (the first pays for tracing), validation pass included.
 
     python bench/positions_speed.py --datasets ag_news bbc_news
+
+``--smoke`` (CI's run, on tiny data) times the first and the last candidate (learned
+positions; relative, pre-LN) with the smallest model (`smoke.TINY_CLASSIFIER`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
+from smoke import TINY_CLASSIFIER, add_smoke_argument, require_smoke_output
 from tables import markdown_table
 from tune_from_scratch import DEFAULT_DATA_DIR, HERE, POSITION_CANDIDATES
 
@@ -28,21 +32,31 @@ def second_epoch_speed(dataset: str, data_dir: str | None, options: dict) -> flo
     return len(result.data.splits["train"]) / result.history["seconds"][1]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
     parser.add_argument("--datasets", nargs="+", default=["ag_news", "bbc_news"])
-    parser.add_argument("--results", default=str(HERE / "results" / "positions_speed.json"))
-    args = parser.parse_args()
+    parser.add_argument("--results", help="the results' file (default: bench/results/...)")
+    add_smoke_argument(parser)
+    args = parser.parse_args(argv)
+    require_smoke_output(args.smoke, args.results, "--results")
+    results = Path(args.results or HERE / "results" / "positions_speed.json")
+    candidates = dict(POSITION_CANDIDATES)
+    if args.smoke:
+        first, *_, last = candidates
+        candidates = {
+            name: (overrides, {**options, **TINY_CLASSIFIER})
+            for name, (overrides, options) in candidates.items() if name in (first, last)
+        }  # fmt: skip
     rows = []
-    for name, (_, options) in POSITION_CANDIDATES.items():
+    for name, (_, options) in candidates.items():
         row = [name]
         for dataset in args.datasets:
             data_dir = args.data_dir if dataset == "ag_news" else None
             row.append(round(second_epoch_speed(dataset, data_dir, options)))
             print(name, dataset, row[-1], flush=True)
         rows.append(row)
-    Path(args.results).write_text(json.dumps({"datasets": args.datasets, "rows": rows}) + "\n")
+    results.write_text(json.dumps({"datasets": args.datasets, "rows": rows}) + "\n")
     print(markdown_table(("candidate", *(f"{d} train ex/s" for d in args.datasets)), rows))
 
 

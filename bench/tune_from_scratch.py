@@ -10,7 +10,9 @@ recorded beside it for the report, never for choosing.
     python bench/tune_from_scratch.py --table     # the saved results
 
 Each run also records its training examples/s; compare those only between runs made
-one after another on a quiet machine.
+one after another on a quiet machine. ``--smoke`` (CI's run, on tiny data) trains each
+candidate asked for one epoch, kerasformer's with the smallest model
+(`smoke.TINY_CLASSIFIER`), and needs ``--results`` outside bench/results.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 import statistics
 from pathlib import Path
 
+from smoke import TINY_CLASSIFIER, add_smoke_argument, require_smoke_output
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
@@ -73,7 +76,7 @@ GROUPS = {
 }
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
     parser.add_argument("--datasets", nargs="+", default=["ag_news", "bbc_news"])
@@ -84,7 +87,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--results", default=str(HERE / "results" / "tune_from_scratch.json"))
     parser.add_argument("--table", action="store_true", help="print the saved results only")
-    return parser.parse_args()
+    add_smoke_argument(parser)
+    return parser.parse_args(argv)
 
 
 def validation_curve(dataset: str, data_dir: str, seed: int, overrides: dict, options: dict):
@@ -145,8 +149,14 @@ def table(runs: list[dict]) -> str:
     return markdown_table(headers, rows)
 
 
-def main() -> None:
-    args = parse_args()
+def smoke_settings(overrides: dict, options: dict) -> tuple[dict, dict]:
+    """One epoch, and the smallest model (seed 001's model keeps its own sizes)."""
+    return {**overrides, "epochs": 1}, {**options, **TINY_CLASSIFIER}
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    require_smoke_output(args.smoke, args.results, "--results")
     results = Path(args.results)
     runs = json.loads(results.read_text()) if results.exists() else []
     if args.table:
@@ -156,6 +166,8 @@ def main() -> None:
     for dataset in args.datasets:
         for name in candidates:
             overrides, options = CANDIDATES[name]
+            if args.smoke:
+                overrides, options = smoke_settings(overrides, options)
             for seed in args.seeds:
                 data_dir = args.data_dir if dataset == "ag_news" else None  # BBC: its package
                 measure = seed_model_curve if name == SEED_MODEL else validation_curve
