@@ -60,7 +60,7 @@ class LiteRTClassifier:
         `kerasformer.loading.ExportedClassifier.classify` gives them.
 
         A text with no known word (0 in ``known_tokens``) gets a guess; an empty one is
-        read as one unknown word, as the SavedModel reads it.
+        read as padding alone, as the SavedModel and the Keras model read it.
         """
         if isinstance(texts, str | bytes):
             raise KerasformerError("pass a list of texts, e.g. [text], not a single string.")
@@ -69,7 +69,6 @@ class LiteRTClassifier:
         for start in range(0, len(texts), batch_size):
             ids = self.word_ids(texts[start : start + batch_size])
             known.append((ids > UNKNOWN_ID).sum(axis=1))
-            ids[:, 0] = np.where(ids[:, 0] == 0, UNKNOWN_ID, ids[:, 0])
             probabilities.append(self._run(token_ids=ids)["probabilities"])
         return LiteRTPredictions(np.concatenate(probabilities), np.concatenate(known))
 

@@ -30,7 +30,6 @@ from kerasformer.models.transformer_classifier import (
     attention_map,
     build_transformer_classifier,
     drop_padding_columns,
-    one_unknown_word_if_empty,
     padding_free_classifier,
     text_vectorizer,
     token_id_classifier,
@@ -171,7 +170,7 @@ class TransformerTextClassifier(TextClassifier):
         def classify(texts):
             ids = drop_padding_columns(vectorizer(texts))
             known_tokens = tf.reduce_sum(tf.cast(ids > OOV_ID, tf.int32), axis=-1)
-            probabilities = on_ids(one_unknown_word_if_empty(ids), training=False)
+            probabilities = on_ids(ids, training=False)
             return probabilities, known_tokens
 
         return classify

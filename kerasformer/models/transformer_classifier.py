@@ -142,17 +142,6 @@ def drop_padding_columns(ids: tf.Tensor) -> tf.Tensor:
     return ids[:, : tf.maximum(tf.reduce_max(lengths), 1)]
 
 
-def one_unknown_word_if_empty(ids: tf.Tensor) -> tf.Tensor:
-    """Read a text with no tokens as one out-of-vocabulary token (id 1).
-
-    An empty text leaves the masked average nothing to average (NaN); this way it gets
-    the same kind of guess as a text of unknown words, and is flagged the same way.
-    """
-    first = ids[:, :1]
-    first = tf.where(first == 0, tf.ones_like(first), first)
-    return tf.concat([first, ids[:, 1:]], axis=1)
-
-
 def padding_free_classifier(model: keras.Model) -> Callable[[tf.Tensor], tf.Tensor]:
     """A function from a batch of strings to the model's probabilities that skips padding.
 
@@ -162,8 +151,7 @@ def padding_free_classifier(model: keras.Model) -> Callable[[tf.Tensor], tf.Tens
     vectorizer, on_ids = text_vectorizer(model), token_id_classifier(model)
 
     def classify(texts: tf.Tensor, training: bool = False) -> tf.Tensor:
-        ids = one_unknown_word_if_empty(drop_padding_columns(vectorizer(texts)))
-        return on_ids(ids, training=training)
+        return on_ids(drop_padding_columns(vectorizer(texts)), training=training)
 
     return classify
 

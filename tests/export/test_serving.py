@@ -74,12 +74,22 @@ def test_normal_texts_keep_the_keras_models_predictions(tiny_transformer, classi
     np.testing.assert_allclose(classifier.predict_proba(texts), expected, rtol=1e-5, atol=1e-6)
 
 
-def test_a_text_without_words_is_classified_as_one_unknown_word(tiny_transformer, classifier):
-    # Reference: the Keras model on a one-word text whose word is out of its vocabulary.
-    assert "zzzz" not in vocabulary_words(tiny_transformer.model)
-    one_unknown_word = tiny_transformer.model.predict(tf.constant(["zzzz"]), verbose=0)[0]
-    for row in classifier.predict_proba(NO_WORD_TEXTS):
-        np.testing.assert_allclose(row, one_unknown_word, rtol=1e-5, atol=1e-6)
+def test_a_text_without_words_gets_what_the_saved_keras_model_gives_it(
+    tiny_transformer, classifier
+):
+    """The SavedModel, and model.keras loaded back as a user loads it, agree on texts with
+    no word: both read padding alone (the SavedModel once read one unknown word there)."""
+    from kerasformer.backend import keras
+
+    saved = keras.models.load_model(tiny_transformer.export_dir / "model.keras")
+    # Reference: the Keras model reads every text padded to its full window.
+    expected = saved.predict(tf.constant(NO_WORD_TEXTS + KNOWN_TEXTS), verbose=0)
+    served = classifier.predict_proba(NO_WORD_TEXTS + KNOWN_TEXTS)
+    np.testing.assert_allclose(served, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(classifier.predict_proba(NO_WORD_TEXTS[:1]), expected[:1],
+                               rtol=1e-5, atol=1e-6)  # fmt: skip
+    unknown_word = saved.predict(tf.constant(["zzzz"]), verbose=0)[0]
+    assert not np.allclose(expected[0], unknown_word, atol=1e-4)  # a different reading
 
 
 @pytest.mark.slow
