@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from kerasformer.errors import KerasformerError
@@ -58,6 +59,12 @@ def require_output_file(path: str | Path, flag: str, overwrite: bool) -> Path:
     existing = next((p for p in path.absolute().parents if p.exists()), None)
     if existing is not None and not existing.is_dir():
         raise KerasformerError(f"cannot write {flag} {path}: {existing} is a file.")
+    # Checked with the others, so no output is written before one that cannot be.
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise KerasformerError(
+            f"cannot write {flag} {path}: the folder {existing} is not writable; choose "
+            "a folder you can write to."
+        )
     return path
 
 

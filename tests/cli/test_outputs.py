@@ -84,3 +84,42 @@ def test_a_file_written_inside_an_export_joins_its_manifest(tmp_path):
     save_picture(figure(), tmp_path / "export" / "confusion.png", "--out", overwrite=False)
     marker = json.loads((tmp_path / "export" / MARKER_FILE).read_text())
     assert marker["files"] == ["confusion.png", "model.keras"]
+
+
+def test_an_output_in_a_folder_that_cannot_be_written_is_refused_before_any_work(
+    tmp_path, monkeypatch
+):
+    """Refused with the other checks, so a command writes none of its outputs (attention
+    once wrote its PNG, then failed on --html). Simulated: tests run as root, whom a
+    folder's mode does not stop."""
+    import os
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: p != locked and real_access(p, mode))
+    with pytest.raises(KerasformerError) as refused:
+        require_output_file(locked / "sub" / "page.html", "--html", overwrite=False)
+    assert str(refused.value) == (
+        f"cannot write --html {locked / 'sub' / 'page.html'}: the folder {locked} is not "
+        "writable; choose a folder you can write to."
+    )
+    require_output_file(tmp_path / "page.html", "--html", overwrite=False)  # elsewhere: fine
+
+
+def test_a_refused_write_names_the_output_not_its_partial_file(tmp_path):
+    """The file system's refusal (a read-only folder, a full disk) names the file asked
+    for; the partial file kerasformer writes first is never mentioned, nor left behind."""
+    from kerasformer.files.whole_file import write_whole_file
+
+    def refuse(partial):
+        partial.write_text("half")
+        raise PermissionError(13, "Permission denied", str(partial))
+
+    with pytest.raises(KerasformerError) as refused:
+        write_whole_file(tmp_path / "model.vocab.txt", refuse)
+    assert str(refused.value) == (
+        f"cannot write {tmp_path / 'model.vocab.txt'} (Permission denied); choose a folder "
+        "you can write to, with room for it."
+    )
+    assert list(tmp_path.iterdir()) == []
