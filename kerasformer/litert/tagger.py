@@ -9,6 +9,7 @@ import numpy as np
 from kerasformer.litert.files import TAGGER, LiteRTFiles
 from kerasformer.litert.runtime import signature_runner
 from kerasformer.models.word_tagger import WordTagger
+from kerasformer.models.word_windows import windowed_rows
 
 
 class LiteRTTagger(WordTagger):
@@ -48,6 +49,11 @@ class LiteRTTagger(WordTagger):
         return [self.sentence_probabilities(words) for words in sentences]
 
     def sentence_probabilities(self, words) -> np.ndarray:
+        """One sentence's probabilities; a long one window by window, as the SavedModel
+        reads it (`windowed_rows`)."""
+        return windowed_rows(self.window_probabilities, words)
+
+    def window_probabilities(self, words) -> np.ndarray:
         if not words:
             return np.zeros((0, len(self.tag_names)), np.float32)
         characters = self.char_ids(words)

@@ -24,6 +24,7 @@ from kerasformer.models.word_tagger import (  # noqa: F401  (their old home)
     UNKNOWN_ID,
     WordTagger,
 )
+from kerasformer.models.word_windows import read_in_windows
 from kerasformer.tf_keras.layers import CharacterCNN, TransformerBlock
 
 COMMON = defaults.TAGGER_COMMON
@@ -209,7 +210,8 @@ class SequenceTagger(WordTagger):
 
 class WordFeatureReader(tf.Module):
     """A `SequenceTagger`'s vocabularies as lookup tables and its model, in TF ops:
-    words and their code points in, tag probabilities out (see `EntityTagger`)."""
+    words and their code points in, tag probabilities out (see `EntityTagger`). A text
+    of more than `WORD_WINDOW` words is read in overlapping windows (`read_in_windows`)."""
 
     def __init__(self, tagger: SequenceTagger):
         super().__init__(name="word_feature_reader")
@@ -230,9 +232,9 @@ class WordFeatureReader(tf.Module):
             "char_ids": tf.cast(char_ids, tf.int32),
         }
         longest = tf.reduce_max(tf.pad(words.row_lengths(), [[0, 1]]))
-        logits = self.model(padded_features(features), training=False)[
-            :, : tf.cast(longest, tf.int32)
-        ]
+        logits = read_in_windows(
+            lambda window: self.model(window, training=False), padded_features(features)
+        )[:, : tf.cast(longest, tf.int32)]
         return tf.nn.softmax(tf.cast(logits, tf.float32))
 
 

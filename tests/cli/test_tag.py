@@ -3,6 +3,7 @@ in a fresh process and served without kerasformer."""
 
 import json
 
+import numpy as np
 import pytest
 
 from tests.helpers.cli import assert_one_line_error, run_cli_in_fixture
@@ -199,3 +200,36 @@ def test_tf_serving_takes_the_tagger_export_as_training_laid_it_out(exports, mod
     body = {"instances": TEXTS}
     served = assert_tf_serving_takes(exports[model] / "1", body, tmp_path, text_ops=model == "bert")
     assert served["entity_counts"].tolist()[1] == 0  # the empty text
+
+
+def test_a_text_longer_than_a_window_is_tagged_window_by_window(tiny_taggers):
+    """A 600-word text through the exported transformer tagger's reader: the words its
+    first window reads best (the first three quarters) get exactly the probabilities of
+    the first window's words read alone; read whole, the text would give others (the
+    attention spans all 600 words). Every entity's offsets still name its text."""
+    from kerasformer.backend import tf
+    from kerasformer.loading.exported_tagger import ExportedTagger
+    from kerasformer.loading.tagger import load_tagger
+    from kerasformer.models.word_windows import WORD_WINDOW
+    from tests.helpers.data import synthetic_ner_sentences
+
+    export_dir = tiny_taggers["transformer"]
+    words = [w for sentence, _ in synthetic_ner_sentences(200, seed=3) for w in sentence][:600]
+    tagger = load_tagger(export_dir)
+    reader = tagger.serving_reader()
+
+    def read(chosen):
+        ragged = tf.ragged.constant([chosen])
+        codes = tf.cast(tf.strings.unicode_decode(ragged, "UTF-8"), tf.int64)
+        return reader(ragged, codes)[0].numpy()
+
+    best_read_first = WORD_WINDOW * 3 // 4
+    long, first = read(words), read(words[:WORD_WINDOW])
+    np.testing.assert_allclose(long[:best_read_first], first[:best_read_first], atol=1e-6)
+    whole = tagger.probabilities([words])[0]  # the Keras model on all 600 words at once
+    assert not np.allclose(whole, long, atol=1e-3)
+    text = " ".join(words)
+    (record,) = ExportedTagger(export_dir).tag([text])
+    assert record["entities"] and all(
+        text[e["start"] : e["end"]] == e["text"] for e in record["entities"]
+    )

@@ -10,6 +10,7 @@ from kerasformer.errors import KerasformerError
 from kerasformer.litert import LiteRTClassifier
 from kerasformer.litert.tagger import LiteRTTagger
 from kerasformer.loading import ExportedClassifier
+from kerasformer.models.word_windows import WORD_WINDOW
 from tests.helpers.data import synthetic_ner_sentences, synthetic_rows
 from tests.helpers.processes import run_commands, run_python, run_python_json
 
@@ -40,7 +41,10 @@ def classifier_texts() -> list[str]:
 
 def tagger_texts() -> list[str]:
     sentences = [" ".join(words) for words, _ in synthetic_ner_sentences(190, seed=5)]
-    return sentences + ODD_TEXTS
+    # One text longer than a window (WORD_WINDOW words), which both read window by window.
+    long = " ".join(sentences[:120])
+    assert len(long.split()) > 2 * WORD_WINDOW
+    return sentences + ODD_TEXTS + [long]
 
 
 @pytest.fixture(scope="module")
