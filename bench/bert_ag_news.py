@@ -9,6 +9,10 @@ validation split of train.csv; test.csv gives the reported accuracy.
 Training examples/s counts every training example of every epoch over the epochs' wall
 time (which includes each epoch's validation pass). Results are appended to --out after
 every run, so an interrupted benchmark keeps what it measured.
+
+Its smoke run (CI's, `tests/bench/`) is one recipe, one seed and one epoch of a tiny BERT
+on tiny data: ``--bert-dir TINY_BERT --data-dir TINY --recipes unfrozen --seeds 0
+--epochs 1 --out PATH``.
 """
 
 from __future__ import annotations
@@ -19,13 +23,14 @@ import statistics
 import time
 from pathlib import Path
 
+from smoke import add_bert_dir_argument, converted_bert_in
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
 RECIPES = ("frozen", "unfrozen", "frozen-then-unfrozen")
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(HERE.parent.parent / "shared/data/ag_news_csv"))
     parser.add_argument(
@@ -37,9 +42,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--seq-length", type=int, default=64)
+    parser.add_argument("--seq-length", type=int, default=64, help="MiniLM's, converted")
+    add_bert_dir_argument(parser)
     parser.add_argument("--out", default=str(HERE / "results" / "bert_ag_news.json"))
-    return parser.parse_args()
+    return parser.parse_args(argv)
 
 
 def converted_minilm(seq_length: int):
@@ -52,6 +58,7 @@ def converted_minilm(seq_length: int):
 
 
 def run_one(args, hub_bert, recipe: str, seed: int) -> dict:
+    from kerasformer.models.bert_packing import default_seq_length
     from kerasformer.training import TrainingConfig, train
 
     config = TrainingConfig(
@@ -68,6 +75,8 @@ def run_one(args, hub_bert, recipe: str, seed: int) -> dict:
     result = train(config, export=False, verbose=2)
     wall = time.perf_counter() - started
     train_examples = len(result.data.splits["train"]) * len(result.history["loss"])
+    # The conversion's own length, which --seq-length does not set when --bert-dir gives it.
+    seq_length = default_seq_length(result.model.get_layer("preprocess"))
     return {
         "recipe": recipe,
         "seed": seed,
@@ -77,7 +86,7 @@ def run_one(args, hub_bert, recipe: str, seed: int) -> dict:
         "test_accuracy": result.metrics["test"]["accuracy"],
         "train_examples_per_second": train_examples / sum(result.history["seconds"]),
         "wall_seconds": wall,
-        "settings": {"seq_length": args.seq_length, "batch_size": args.batch_size},
+        "settings": {"seq_length": seq_length, "batch_size": args.batch_size},
     }
 
 
@@ -103,12 +112,14 @@ def summary_table(runs: list[dict]) -> str:
     return markdown_table(headers, rows)
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     runs = json.loads(out.read_text()) if out.exists() else []
-    hub_bert = converted_minilm(args.seq_length)
+    hub_bert = (
+        converted_bert_in(args.bert_dir) if args.bert_dir else converted_minilm(args.seq_length)
+    )
     for recipe in args.recipes:
         for seed in args.seeds:
             runs = [r for r in runs if (r["recipe"], r["seed"]) != (recipe, seed)]

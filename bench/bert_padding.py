@@ -22,6 +22,13 @@ Effective GFLOP/s counts the encoder's matrix products on the real tokens only
 (``[CLS]``, the word pieces, ``[SEP]``), forward and backward (3x forward) for training,
 so the work spent on padding shows up as a lower figure. The CPU's measured peaks through
 TensorFlow: about 202 GFLOP/s float32, 416 bfloat16.
+
+Its smoke runs (CI's, `tests/bench/`) are both paths on a tiny BERT and tiny data, with
+the BERT's own ``config.json`` for the FLOP counts: ``--bert-dir TINY_BERT --bert-config
+TINY_CHECKPOINT/config.json --data-dir TINY`` with ``--speed --variants strings bucketed
+--speed-batches 2 --serving-batch 8 --serving-batches 1 --speed-out PATH``, and with
+``--seeds 0 --variants bucketed --epochs 1 --serving-batch 8 --serving-batches 1 --out
+PATH``.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from smoke import add_bert_dir_argument, converted_bert_in
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
@@ -42,21 +50,33 @@ VARIANTS = ("strings", "bucketed")
 PEAKS = {"float32": 202, "bfloat16": 416}
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(HERE.parent.parent / "shared/data/ag_news_csv"))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--seq-length", type=int, default=128)
+    parser.add_argument("--seq-length", type=int, default=128, help="MiniLM's, converted")
+    add_bert_dir_argument(parser)
+    parser.add_argument(
+        "--bert-config", type=Path,
+        help="the config.json of --bert-dir's BERT, whose sizes the FLOP counts take "
+             "(default: MiniLM's)",
+    )  # fmt: skip
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), type=variant)
     parser.add_argument("--speed", action="store_true")
     parser.add_argument("--speed-batches", type=int, default=40)
     parser.add_argument("--serving-batch", type=int, default=256)
     parser.add_argument("--serving-batches", type=int, default=8)
     parser.add_argument("--speed-out", type=Path, default=SPEED_RESULTS)
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the accuracy runs' JSON")
     parser.add_argument("--table", action="store_true")
-    return parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.bert_dir and not args.bert_config:
+        parser.error("--bert-dir needs --bert-config, its BERT's config.json (for FLOPs)")
+    if args.bert_dir and any("+bf16" in name for name in args.variants):
+        parser.error("--bert-dir is one conversion; +bf16 needs MiniLM converted in bfloat16")
+    return args
 
 
 def variant(text: str) -> str:
@@ -91,10 +111,19 @@ def encoder_flops_per_token(config: dict, tokens_per_text: float) -> float:
     return 2.0 * layers * (projections + attention)
 
 
-def minilm_config() -> dict:
+def bert_for(args, name: str):
+    """The BERT a variant fine-tunes: --bert-dir's, else MiniLM converted for it."""
+    if args.bert_dir:
+        return converted_bert_in(args.bert_dir)
+    return converted_minilm(args.seq_length, name)
+
+
+def bert_config(args) -> dict:
+    """The HuggingFace config of the BERT fine-tuned: --bert-config, else MiniLM's."""
     from kerasformer.convert.convert_bert import default_bert_checkpoint_dir
 
-    return json.loads((default_bert_checkpoint_dir() / "config.json").read_text())
+    path = args.bert_config or default_bert_checkpoint_dir() / "config.json"
+    return json.loads(path.read_text())
 
 
 def real_tokens(texts, preprocess) -> list[int]:
@@ -179,15 +208,16 @@ def measure_speed(args) -> None:
 
     from kerasformer.datasets import load_dataset
     from kerasformer.models import build_classifier
+    from kerasformer.models.bert_packing import default_seq_length
     from kerasformer.training.fit_plan import FitPlan
     from kerasformer.training.recipes import recipe_phases
 
     data = load_dataset("ag_news", args.data_dir, 0.1, split_seed=0)
     train_part = data.splits["train"]
-    config = minilm_config()
+    config = bert_config(args)
     runs, serving_models = {}, {}
     for name in args.variants:
-        hub_bert = converted_minilm(args.seq_length, name)
+        hub_bert = bert_for(args, name)
         model = build_classifier("bert", data.num_classes, [], preprocess=str(hub_bert.preprocess),
                                  encoder=str(hub_bert.encoder), trainable=True)  # fmt: skip
         serving_models["bfloat16" if "+bf16" in name else "float32"] = model
@@ -212,7 +242,7 @@ def measure_speed(args) -> None:
         else:
             preprocess = model.get_layer("preprocess")
             lengths = [real_tokens(texts.numpy(), preprocess) for texts, _ in batches]
-            positions = examples * args.seq_length
+            positions = examples * default_seq_length(preprocess)
             tokens = sum(map(sum, lengths))
         flops = 3 * tokens * encoder_flops_per_token(config, tokens / examples)
         runs[name] = {
@@ -241,14 +271,16 @@ def run_seed(args, name: str, seed: int) -> dict:
     from kerasformer.training import train
 
     started = time.perf_counter()
-    hub_bert = converted_minilm(args.seq_length, name)
+    hub_bert = bert_for(args, name)
     result = train(config_for(args, hub_bert, name, seed), export=False, verbose=2)
     wall = time.perf_counter() - started
     train_part = result.data.splits["train"]
     tokens = sum(real_tokens(train_part.texts, result.model.get_layer("preprocess")))
     epochs = len(result.history["loss"])
     seconds = sum(result.history["seconds"])
-    flops = 3 * tokens * epochs * encoder_flops_per_token(minilm_config(), tokens / len(train_part))
+    flops = (
+        3 * tokens * epochs * encoder_flops_per_token(bert_config(args), tokens / len(train_part))
+    )
     dtype = "bfloat16" if "+bf16" in name else "float32"
     serving = serving_speeds(
         {dtype: result.model}, result.data.class_names, result.data.splits["test"].texts, args
@@ -265,18 +297,18 @@ def run_seed(args, name: str, seed: int) -> dict:
     }
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     if args.table:
-        if SPEED_RESULTS.is_file():
-            print(speed_table(json.loads(SPEED_RESULTS.read_text())))
-        if RESULTS.is_file():
-            print(accuracy_table(json.loads(RESULTS.read_text())))
+        if args.speed_out.is_file():
+            print(speed_table(json.loads(args.speed_out.read_text())))
+        if args.out.is_file():
+            print(accuracy_table(json.loads(args.out.read_text())))
         return
     if args.speed:
         measure_speed(args)
         return
-    saved = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": []}
+    saved = json.loads(args.out.read_text()) if args.out.is_file() else {"runs": []}
     runs = saved["runs"]
     for seed in args.seeds:
         for name in args.variants:
@@ -284,9 +316,10 @@ def main() -> None:
             run["command"] = (
                 f"python bench/bert_padding.py --seeds {' '.join(map(str, args.seeds))} "
                 f"--variants {' '.join(args.variants)} --epochs {args.epochs}"
+                + ("" if args.out == RESULTS else f" --out {args.out}")
             )
             runs = [r for r in runs if (r["variant"], r["seed"]) != (name, seed)] + [run]
-            RESULTS.write_text(json.dumps({"runs": runs}, indent=2) + "\n")
+            args.out.write_text(json.dumps({"runs": runs}, indent=2) + "\n")
             print(accuracy_table({"runs": runs}), flush=True)
 
 

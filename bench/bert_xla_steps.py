@@ -17,6 +17,10 @@ again with nothing changed, with one weight changed, and with other ids of the s
     kerasformer convert-bert --out /tmp/hub/minilm
     python bench/bert_xla_steps.py --preprocess /tmp/hub/minilm/preprocess \\
         --encoder /tmp/hub/minilm/encoder --profile --cache-probe
+
+Its smoke run (CI's, `tests/bench/`) is the same on a tiny BERT, one step each:
+``--preprocess TINY/preprocess --encoder TINY/encoder --steps 1 --profile --cache-probe
+--out PATH`` (made-up ids stay inside the encoder's vocabulary, `made_up_id_bounds`).
 """
 
 from __future__ import annotations
@@ -29,17 +33,20 @@ import time
 from pathlib import Path
 
 import numpy as np
+from smoke import made_up_id_bounds
 
 RESULTS = Path(__file__).resolve().parent / "results" / "bert_xla_steps.json"
 
 
-def made_up_batch(seed: int = 0) -> tuple[dict, object]:
-    """32 texts of 48 word pieces (ids drawn at random) and their labels."""
+def made_up_batch(encoder: str, seed: int = 0) -> tuple[dict, object]:
+    """32 texts of 48 word pieces (ids drawn at random, all in ``encoder``'s vocabulary)
+    and their labels."""
     from kerasformer.backend import tf
 
     rng = np.random.default_rng(seed)
+    ids = rng.integers(*made_up_id_bounds(encoder), (32, 48))
     inputs = {
-        "input_word_ids": tf.constant(rng.integers(1000, 20000, (32, 48)), tf.int32),
+        "input_word_ids": tf.constant(ids, tf.int32),
         "input_mask": tf.ones((32, 48), tf.int32),
         "input_type_ids": tf.zeros((32, 48), tf.int32),
     }
@@ -111,7 +118,7 @@ def cache_probe(encoder: str) -> dict[str, float]:
     from kerasformer.backend import tf
 
     layer = hub.KerasLayer(encoder, trainable=True)
-    inputs, _ = made_up_batch(0)
+    inputs, _ = made_up_batch(encoder, 0)
 
     @tf.function(jit_compile=True)
     def gradient_step(batch):
@@ -130,7 +137,7 @@ def cache_probe(encoder: str) -> dict[str, float]:
     weight.assign_add(tf.fill(weight.shape, 1e-3))
     timings["again, one weight changed"] = seconds(inputs)
     timings["again, nothing changed since"] = seconds(inputs)
-    timings["again, other ids of the same shape"] = seconds(made_up_batch(1)[0])
+    timings["again, other ids of the same shape"] = seconds(made_up_batch(encoder, 1)[0])
     return timings
 
 
@@ -147,7 +154,7 @@ def seconds_per_step(
     on_ids = bert_classifier_on_encoder_inputs(model)
     on_ids.compile(keras.optimizers.Adam(1e-5), "sparse_categorical_crossentropy",
                    jit_compile=xla)  # fmt: skip
-    inputs, labels = made_up_batch(0)
+    inputs, labels = made_up_batch(encoder, 0)
     started = time.perf_counter()
     on_ids.train_on_batch(inputs, labels)
     first = time.perf_counter() - started
@@ -166,7 +173,7 @@ def seconds_per_step(
     return row
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--preprocess", required=True)
     parser.add_argument("--encoder", required=True)
@@ -174,7 +181,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="trace one more step of each")
     parser.add_argument("--cache-probe", action="store_true", help="what XLA's cache keys on")
     parser.add_argument("--out", type=Path, default=RESULTS, help="the results' JSON file")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rows = []
     for trainable in (False, True):
         for xla in (False, True):

@@ -7,6 +7,10 @@ one runs the decoder over every token so far at every step. Their outputs must b
 identical; the ratio of their times is the cache's speed-up.
 
     python bench/decoding_speed.py EXPORT_DIR --tokens 40
+
+Its smoke run (CI's, `tests/bench/`) is the same on tiny data and a translator trained on
+it (`smoke.TINY_TRANSFORMER`, one epoch), with small flags: ``--tokens 8 --sentences 8
+--batch-sizes 1 4 --repeats 1 --data-dir TINY --results PATH``.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ def timed(function, batches, repeats: int) -> tuple[float, list]:
     return best, outputs
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("export_dir")
     parser.add_argument("--tokens", type=int, default=40)
@@ -61,7 +65,15 @@ def main() -> None:
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 32, 256])
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
-    args = parser.parse_args()
+    parser.add_argument(
+        "--results", type=Path, default=RESULTS,
+        help="the runs' file (default: bench/results/decoding_speed.json)",
+    )  # fmt: skip
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
 
     import numpy as np
 
@@ -105,7 +117,7 @@ def main() -> None:
         f"--batch-sizes {' '.join(map(str, args.batch_sizes))} --sentences {args.sentences} "
         f"--repeats {args.repeats}"
     )
-    RESULTS.write_text(json.dumps({"command": command, "runs": runs}, indent=2) + "\n")
+    args.results.write_text(json.dumps({"command": command, "runs": runs}, indent=2) + "\n")
     headers = (
         "batch", "sentences", "tokens each", "cached sent/s", "uncached sent/s", "speed-up",
         "same output",

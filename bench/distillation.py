@@ -12,6 +12,10 @@ the work directory. Students use kerasformer's from-scratch defaults for the epo
 batch size and model; ``--temperature`` and ``--teacher-weight`` are chosen on validation
 accuracy. Serving speed is each export's ``serving_default`` on the test texts in batches
 of 256, measured in this process one after another.
+
+Its smoke run (CI's, `tests/bench/`), ``--smoke --bert-dir TINY_BERT --data-dir TINY
+--work-dir DIR --out PATH``, fine-tunes a tiny BERT teacher for one epoch and trains the
+smallest students (`TINY_CLASSIFIER`) for one epoch, one seed; no BBC texts.
 """
 
 from __future__ import annotations
@@ -23,6 +27,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from smoke import (
+    TINY_CLASSIFIER,
+    add_bert_dir_argument,
+    add_smoke_argument,
+    converted_bert_in,
+    parse_with_smoke_defaults,
+    require_smoke_output,
+)
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
@@ -31,33 +43,49 @@ RESULTS = HERE / "results" / "distillation.json"
 TFIDF_BASELINE = 0.874  # bench/tfidf_baseline.py on the same split (README, Benchmarks)
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
     parser.add_argument("--work-dir", default="/tmp/kerasformer-bench/distillation")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--teacher-epochs", type=int, default=3)
     parser.add_argument("--teacher-bf16", action="store_true")
+    add_bert_dir_argument(parser)
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--temperature", type=float, default=2.0)
     parser.add_argument("--teacher-weight", type=float, default=0.5)
     parser.add_argument("--unlabelled-bbc", action="store_true")
     parser.add_argument("--augment", type=int, default=0, help="perturbed copies per text")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the results' JSON file")
     parser.add_argument("--table", action="store_true")
-    return parser.parse_args()
+    add_smoke_argument(parser)
+    args = parse_with_smoke_defaults(parser, argv, seeds=[0], teacher_epochs=1, epochs=1)
+    require_smoke_output(args.smoke, args.out, "--out")
+    if args.bert_dir and args.teacher_bf16:
+        parser.error("--teacher-bf16 picks MiniLM's bfloat16 conversion; --bert-dir gives one")
+    return args
 
 
 def teacher_export(args) -> Path:
-    """MiniLM fine-tuned on the training split, trained once and kept."""
+    """MiniLM fine-tuned on the training split, trained once and kept; the BERT of
+    --bert-dir is fine-tuned afresh every time, as its folder's name cannot tell one
+    conversion from another."""
     from bert_padding import converted_minilm
 
-    from kerasformer.training import TrainingConfig, train
-
+    if args.bert_dir:
+        export_dir = Path(args.work_dir) / "teacher-bert-dir"
+        return fine_tuned(args, converted_bert_in(args.bert_dir), export_dir)
     name = "bucketed+bf16" if args.teacher_bf16 else "bucketed"
     export_dir = Path(args.work_dir) / f"teacher-{name.replace('+', '-')}"
     if (export_dir / "saved_model.pb").is_file():
         return export_dir
-    hub_bert = converted_minilm(128, name)
+    return fine_tuned(args, converted_minilm(128, name), export_dir)
+
+
+def fine_tuned(args, hub_bert, export_dir: Path) -> Path:
+    """``hub_bert`` fine-tuned as the teacher (seed 0), exported to ``export_dir``."""
+    from kerasformer.training import TrainingConfig, train
+
     config = TrainingConfig(
         model="bert", dataset="ag_news", data_dir=args.data_dir, epochs=args.teacher_epochs,
         batch_size=32, seed=0, export_dir=str(export_dir), overwrite=True,
@@ -108,6 +136,7 @@ def run_student(args, seed: int, teacher: Path | None, unlabelled: Path | None) 
             task="distillation" if distilled else "classification", dataset="ag_news",
             data_dir=args.data_dir, epochs=args.epochs, seed=seed,
             export_dir=str(Path(scratch) / "student"),
+            model_options=TINY_CLASSIFIER if args.smoke else {},
             **(dict(teacher=str(teacher), temperature=args.temperature,
                     teacher_weight=args.teacher_weight, augmented_copies=args.augment,
                     unlabelled_texts=None if unlabelled is None else str(unlabelled))
@@ -130,10 +159,10 @@ def run_student(args, seed: int, teacher: Path | None, unlabelled: Path | None) 
     }
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     if args.table:
-        print(table(json.loads(RESULTS.read_text())))
+        print(table(json.loads(args.out.read_text())))
         return
     work_dir = Path(args.work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -144,7 +173,7 @@ def main() -> None:
     test_texts = list(
         load_dataset("ag_news", args.data_dir, 0.1, split_seed=0).splits["test"].texts
     )
-    report = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": []}
+    report = json.loads(args.out.read_text()) if args.out.is_file() else {"runs": []}
     teacher_speed = serving_examples_per_second(teacher, test_texts)
     report["teacher"] = {
         "export": str(teacher),
@@ -168,7 +197,7 @@ def main() -> None:
                 r for r in report["runs"]
                 if (r["system"], r["seed"], r["settings"]) != (run["system"], seed, run["settings"])
             ] + [run]  # fmt: skip
-            RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+            args.out.write_text(json.dumps(report, indent=2) + "\n")
             print(table(report), flush=True)
 
 

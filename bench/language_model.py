@@ -22,7 +22,10 @@ published small-model figure: the PyTorch word_language_model example's README
     python bench/language_model.py --table
     python bench/language_model.py --plot bench/results/language_model_history.png
 
-Each run is kept under its --name in bench/results/language_model.json.
+Each run is kept under its --name in bench/results/language_model.json (or ``--results``).
+Its smoke run (CI's, `tests/bench/`), ``--smoke --data-dir TINY --results PATH``, trains
+the smallest model (`smoke.TINY_LANGUAGE_MODEL`: 1 block, 8 wide, window 16) for one
+epoch of batch 8, with the levers given, and samples 8 tokens.
 """
 
 from __future__ import annotations
@@ -37,6 +40,12 @@ from pathlib import Path
 
 from curves import plot_validation_curves
 from levers import RUN_LEVERS, setting_name
+from smoke import (
+    TINY_LANGUAGE_MODEL,
+    add_smoke_argument,
+    parse_with_smoke_defaults,
+    require_smoke_output,
+)
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
@@ -80,7 +89,7 @@ VALIDATION_PANELS = {
 }
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--name", default="baseline", help="the run's row in the results")
     parser.add_argument("--epochs", type=int, default=3)
@@ -90,20 +99,29 @@ def main() -> None:
         parser.add_argument(flag, **options)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--work-dir", default="/tmp/kerasformer-bench")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="the runs' JSON file")
     parser.add_argument("--table", action="store_true")
     parser.add_argument(
         "--plot", type=Path, metavar="PNG", help="draw the saved runs' validation curves"
     )
-    args = parser.parse_args()
-    runs = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    add_smoke_argument(parser)
+    args = parse_with_smoke_defaults(parser, argv, epochs=1, batch_size=8)
+    require_smoke_output(args.smoke, args.results, "--results")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    runs = json.loads(args.results.read_text()) if args.results.is_file() else {}
     if args.table:
         print(table(runs))
         return
     if args.plot:
         plot_validation_curves(runs, VALIDATION_PANELS, args.plot)
         return
-    runs[args.name] = measure(args)
-    RESULTS.write_text(json.dumps(runs, indent=2) + "\n")
+    runs[args.name] = measure(args, "python bench/language_model.py " + " ".join(argv))
+    args.results.write_text(json.dumps(runs, indent=2) + "\n")
     print(table(runs))
 
 
@@ -113,11 +131,13 @@ def levers(args: argparse.Namespace) -> dict:
     return {name: value for name, value in given.items() if value not in (None, False)}
 
 
-def measure(args: argparse.Namespace) -> dict:
+def measure(args: argparse.Namespace, command: str) -> dict:
     from kerasformer.training import TrainingConfig, train
 
     changed = levers(args)
     model_options = {name: changed.pop(name) for name in MODEL_LEVERS if name in changed}
+    if args.smoke:  # the levers given still win over the tiny model's sizes
+        model_options = {**TINY_LANGUAGE_MODEL, **model_options}
     export_dir = Path(args.work_dir) / f"wikitext2-{args.name}"
     shutil.rmtree(export_dir.with_name(export_dir.name + ".training"), ignore_errors=True)
     config = TrainingConfig(
@@ -132,7 +152,7 @@ def measure(args: argparse.Namespace) -> dict:
     epochs_run = len(result.history["loss"])
     speed, samples = generation_tokens_per_second(generator, min(40, generator.maxlen // 2))
     return {
-        "command": "python bench/language_model.py " + " ".join(sys.argv[1:]),
+        "command": command,
         "settings": {**model_options, **changed},
         "epochs": epochs_run,
         "batch_size": args.batch_size,

@@ -9,7 +9,10 @@ rank the levers; the README's reported perplexities come from `bench/language_mo
 
     KERAS_BACKEND=jax python bench/language_model_levers.py --data-dir DIR [--only NAME ...]
 
-Writes ``bench/results/language_model_levers.json`` (or ``--out``).
+Writes ``bench/results/language_model_levers.json`` (or ``--out``). Its smoke run (CI's,
+`tests/bench/`), ``--smoke --data-dir TINY --out PATH``, trains the first setting only,
+its sizes made the smallest (`smoke.TINY_LANGUAGE_MODEL`: 1 block, 8 wide, window 16), for
+one epoch of batch 8 on each split's first 400 tokens, in the calling process.
 """
 
 from __future__ import annotations
@@ -22,6 +25,12 @@ from pathlib import Path
 
 import numpy as np
 from keras3_settings import run_each_setting
+from smoke import (
+    TINY_LANGUAGE_MODEL,
+    add_smoke_argument,
+    parse_with_smoke_defaults,
+    require_smoke_output,
+)
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA_DIR = HERE.parent.parent / "shared" / "data" / "wikitext-2"
@@ -114,6 +123,8 @@ SETTINGS = {
         for batch, layers in ((16, 4), (8, 3), (8, 4), (16, 6))
     },
 }
+# What --smoke puts over any setting's sizes and schedule.
+SMOKE = dict(TINY_LANGUAGE_MODEL, epochs=1, batch_size=8)
 
 
 def read_tokens(path: Path) -> list[str]:
@@ -198,7 +209,7 @@ def run_setting(name: str, changes: dict, splits: dict, vocab_size: int, args) -
 
     from kerasformer import layers
 
-    s = {**BASE, **changes}
+    s = {**BASE, **changes, **(SMOKE if args.smoke else {})}
     keras.utils.set_random_seed(args.seed)
     model = build(keras, layers, vocab_size, s)
     x, y = windows(splits["train"], s["maxlen"])
@@ -234,15 +245,21 @@ def run_setting(name: str, changes: dict, splits: dict, vocab_size: int, args) -
     return row
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", nargs="*", help="run these settings (by name) only")
     parser.add_argument("--limit-tokens", type=int, help="a smoke test on the first N tokens")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "language_model_levers.json")
-    args = parser.parse_args()
+    add_smoke_argument(parser)
+    args = parse_with_smoke_defaults(parser, argv, only=list(SETTINGS)[:1], limit_tokens=400)
+    require_smoke_output(args.smoke, args.out, "--out")
+    return args
 
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     tokens = {
         split: read_tokens(args.data_dir / f"wiki.{split}.tokens")[: args.limit_tokens]
         for split in ("train", "valid", "test")

@@ -23,7 +23,10 @@ cluster. Its targets are drawn with WikiText-2's frequencies of frequency-ranked
     python bench/language_model_steps.py --num-layers 4 6 --vocab-sizes 33280 --output adaptive
     python bench/language_model_steps.py --num-layers 2 4 6 --vocab-sizes 33280 --output cluster
 
-Results go to ``bench/results/language_model_steps.json``.
+Results go to ``bench/results/language_model_steps.json`` (or ``--results``). Its smoke run
+(CI's, `tests/bench/`), ``--smoke --train-file TINY --results PATH [--output ...]``, times
+one step of the smallest model (`smoke.TINY_LANGUAGE_MODEL`: 1 block, 8 wide, window 16)
+over a 40-id vocabulary, its clusters cut at 4 and 9 (projections 4 and 2 wide).
 """
 
 from __future__ import annotations
@@ -33,14 +36,41 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
+from smoke import (
+    TINY_CUTOFFS,
+    TINY_LANGUAGE_MODEL,
+    TINY_VOCAB_SIZE,
+    add_smoke_argument,
+    parse_with_smoke_defaults,
+    require_smoke_output,
+)
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "language_model_steps.json"
 DEFAULT_TRAIN_FILE = HERE.parent.parent / "shared" / "data" / "wikitext-2" / "wiki.train.tokens"
-WINDOW = 128
+
+
+class Sizes(NamedTuple):
+    """What a step is timed at besides the blocks, vocabulary and batch."""
+
+    window: int
+    model: dict  # the model's widths where not the package's defaults
+    # The adaptive softmax's clusters: the head's words end at cutoffs[0], the first
+    # tail's at cutoffs[1] (the package's adaptive_cutoffs); each tail's projection width.
+    cutoffs: list[int]
+    tail_widths: tuple[int, int]
+
+
+SIZES = Sizes(window=128, model={}, cutoffs=[2000, 10000], tail_widths=(32, 8))
+SMOKE_SIZES = Sizes(
+    window=TINY_LANGUAGE_MODEL["maxlen"],
+    model={name: TINY_LANGUAGE_MODEL[name] for name in ("embed_dim", "num_heads", "ff_dim")},
+    cutoffs=TINY_CUTOFFS, tail_widths=(4, 2),
+)  # fmt: skip
 
 
 def training_tokens(path: Path) -> int:
@@ -50,35 +80,30 @@ def training_tokens(path: Path) -> int:
     return len(read_tokens(path))
 
 
-# The adaptive softmax's clusters: the head's words, then each tail's end and width.
-HEAD_WORDS = 2000
-TAILS = ((10000, 32), (None, 8))
-
-
-def adaptive_softmax_model(vocab_size: int, num_layers: int):
+def adaptive_softmax_model(vocab_size: int, num_layers: int, sizes: Sizes):
     """Token ids to every word's log-probability through an adaptive softmax's arithmetic."""
     from kerasformer.backend import keras, tf
     from kerasformer.models.language_model import DEFAULTS
     from kerasformer.tf_keras.layers import TokenAndPositionEmbedding, TransformerDecoderBlock
 
-    width, heads, feed_forward = (DEFAULTS[name] for name in ("embed_dim", "num_heads", "ff_dim"))
+    model = {**DEFAULTS, **sizes.model}
+    width, heads, feed_forward = (model[name] for name in ("embed_dim", "num_heads", "ff_dim"))
     ids = keras.Input((None,), dtype="int32")
-    x = TokenAndPositionEmbedding(vocab_size, WINDOW, width)(ids)
+    x = TokenAndPositionEmbedding(vocab_size, sizes.window, width)(ids)
     for _ in range(num_layers):
         x = TransformerDecoderBlock(width, heads, feed_forward)(x)
     log_softmax = keras.layers.Lambda(tf.nn.log_softmax)
-    head = log_softmax(keras.layers.Dense(HEAD_WORDS + len(TAILS))(x))
-    parts, start = [head[..., :HEAD_WORDS]], HEAD_WORDS
-    for cluster, (end, width) in enumerate(TAILS):
+    head_words, first_tail_end = sizes.cutoffs
+    tails = tuple(zip((first_tail_end, None), sizes.tail_widths, strict=True))
+    head = log_softmax(keras.layers.Dense(head_words + len(tails))(x))
+    parts, start = [head[..., :head_words]], head_words
+    for cluster, (end, width) in enumerate(tails):
         words = (end or vocab_size) - start
         projected = keras.layers.Dense(width, use_bias=False)(x)
         tail = log_softmax(keras.layers.Dense(words)(projected))
-        parts.append(tail + head[..., HEAD_WORDS + cluster : HEAD_WORDS + cluster + 1])
+        parts.append(tail + head[..., head_words + cluster : head_words + cluster + 1])
         start = end
     return keras.Model(ids, keras.layers.Concatenate()(parts))
-
-
-CLUSTER_CUTOFFS = [2000, 10000]
 
 
 def frequency_ranked_ids(vocab_size: int, shape) -> np.ndarray:
@@ -96,30 +121,28 @@ def target_negative_log_probability(targets, log_probabilities):
 
 
 def seconds_per_step(
-    num_layers: int, batch_size: int, vocab_size: int, steps: int, output: str
+    num_layers: int, batch_size: int, vocab_size: int, steps: int, output: str, sizes: Sizes
 ) -> float:
     from kerasformer.backend import keras
     from kerasformer.models.language_model import build_transformer_language_model
 
-    inputs = np.random.default_rng(0).integers(1, vocab_size, (2, batch_size, WINDOW))
+    inputs = np.random.default_rng(0).integers(1, vocab_size, (2, batch_size, sizes.window))
+    options = dict(maxlen=sizes.window, num_layers=num_layers, tie_embeddings=True, **sizes.model)
     if output == "adaptive":
-        model = adaptive_softmax_model(vocab_size, num_layers)
+        model = adaptive_softmax_model(vocab_size, num_layers, sizes)
         loss = target_negative_log_probability
     elif output == "cluster":
         from kerasformer.models.language_model import next_token_loss_model
         from kerasformer.training.tasks.language_modeling import scored_loss
 
-        model = next_token_loss_model(build_transformer_language_model(
-            vocab_size, maxlen=WINDOW, num_layers=num_layers, tie_embeddings=True,
-            adaptive_cutoffs=CLUSTER_CUTOFFS,
-        ))  # fmt: skip
+        model = next_token_loss_model(
+            build_transformer_language_model(vocab_size, adaptive_cutoffs=sizes.cutoffs, **options)
+        )
         loss = scored_loss
-        targets = frequency_ranked_ids(vocab_size, (batch_size, WINDOW))
+        targets = frequency_ranked_ids(vocab_size, (batch_size, sizes.window))
         inputs = [[inputs[0], targets], targets]
     else:
-        model = build_transformer_language_model(
-            vocab_size, maxlen=WINDOW, num_layers=num_layers, tie_embeddings=True
-        )
+        model = build_transformer_language_model(vocab_size, **options)
         loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=loss)
     for _ in range(3):  # trace, then let the allocator settle
@@ -130,7 +153,7 @@ def seconds_per_step(
     return (time.perf_counter() - started) / steps
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--num-layers", type=int, nargs="+", default=[2, 4, 6])
     parser.add_argument("--vocab-sizes", type=int, nargs="+", default=[33280, 2002])
@@ -138,15 +161,39 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=15)
     parser.add_argument("--output", choices=("full", "adaptive", "cluster"), default="full")
     parser.add_argument("--train-file", type=Path, default=DEFAULT_TRAIN_FILE)
-    args = parser.parse_args()
+    parser.add_argument("--results", type=Path, default=RESULTS, help="the runs' JSON file")
+    add_smoke_argument(parser)
+    args = parse_with_smoke_defaults(
+        parser, argv, num_layers=[TINY_LANGUAGE_MODEL["num_layers"]],
+        vocab_sizes=[TINY_VOCAB_SIZE], steps=1,
+    )  # fmt: skip
+    require_smoke_output(args.smoke, args.results, "--results")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
     tokens_per_epoch = training_tokens(args.train_file)
+    rows = measure(args, tokens_per_epoch)
+    saved = json.loads(args.results.read_text()) if args.results.is_file() else {"runs": []}
+    command = "python bench/language_model_steps.py " + " ".join(argv)
+    saved["runs"] += [{**row, "command": command} for row in rows]
+    saved["train_tokens_per_epoch"] = tokens_per_epoch
+    args.results.write_text(json.dumps(saved, indent=2) + "\n")
+    print(table(rows))
+
+
+def measure(args: argparse.Namespace, tokens_per_epoch: int) -> list[dict]:
+    """A row per number of blocks and vocabulary size, each printed as it is measured."""
+    sizes = SMOKE_SIZES if args.smoke else SIZES
     rows = []
     for num_layers in args.num_layers:
         for vocab_size in args.vocab_sizes:
             seconds = seconds_per_step(
-                num_layers, args.batch_size, vocab_size, args.steps, args.output
+                num_layers, args.batch_size, vocab_size, args.steps, args.output, sizes
             )
-            tokens_per_second = args.batch_size * WINDOW / seconds
+            tokens_per_second = args.batch_size * sizes.window / seconds
             rows.append({
                 "num_layers": num_layers, "vocab_size": vocab_size, "output": args.output,
                 "batch_size": args.batch_size, "seconds_per_step": seconds,
@@ -154,18 +201,17 @@ def main() -> None:
                 "epochs_per_hour": 3600 * tokens_per_second / tokens_per_epoch,
             })  # fmt: skip
             print(rows[-1], flush=True)
-    saved = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": []}
-    command = "python bench/language_model_steps.py " + " ".join(sys.argv[1:])
-    saved["runs"] += [{**row, "command": command} for row in rows]
-    saved["train_tokens_per_epoch"] = tokens_per_epoch
-    RESULTS.write_text(json.dumps(saved, indent=2) + "\n")
+    return rows
+
+
+def table(rows: list[dict]) -> str:
     headers = ("blocks", "vocabulary", "output", "batch", "s/step", "tokens/s", "epochs an hour")
-    print(markdown_table(headers, [
+    return markdown_table(headers, [
         (r["num_layers"], f"{r['vocab_size']:,}", r["output"], r["batch_size"],
          f"{r['seconds_per_step']:.3f}",
          f"{r['tokens_per_second']:,.0f}", f"{r['epochs_per_hour']:.1f}")
         for r in rows
-    ]))  # fmt: skip
+    ])  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -16,8 +16,12 @@ scored (`ner_raw_text.py`), and `predict_tags` on the file's own words.
     python bench/ner.py --models rnn-lowercased --seeds 0   # what case is worth
     python bench/ner.py --table                # the saved results as Markdown
 
-Runs accumulate in ``bench/results/ner.json``, each with its settings; one already there
-(same model, seed and settings) is not run again.
+Runs accumulate in ``bench/results/ner.json`` (or ``--results``), each with its settings;
+one already there (same model, seed and settings) is not run again.
+
+``--smoke`` runs each model once (seed 0) for one epoch, the from-scratch taggers at
+`SMOKE_SIZES`, into ``--results PATH``; CI's smoke run (`tests/bench/`) is ``--smoke
+--models memorise rnn transformer`` on tiny data (a tiny BERT would add some 45 s).
 
 Run it on a quiet machine: speed figures compare only within one run.
 """
@@ -32,6 +36,12 @@ import time
 from pathlib import Path
 
 from ner_raw_text import raw_text_scores
+from smoke import (
+    TINY_TRANSFORMER,
+    add_smoke_argument,
+    parse_with_smoke_defaults,
+    require_smoke_output,
+)
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
@@ -39,6 +49,8 @@ DEFAULT_DATA_DIR = HERE.parent.parent / "shared" / "data" / "conll2003"
 RESULTS = HERE / "results" / "ner.json"
 # A model name ending in this trains on lower-cased words (`lowercased`).
 LOWERCASED = "-lowercased"
+# A smoke run's from-scratch taggers: the smallest that still run every layer.
+SMOKE_SIZES = {"rnn": dict(embed_dim=8, units=8), "transformer": TINY_TRANSFORMER}
 
 
 def served_sentences_per_second(export_dir: Path, texts: list[str], batch: int = 64) -> float:
@@ -102,9 +114,14 @@ def lowercased(data):
 
 def model_options(model: str, args) -> dict:
     if model != "bert":
-        return {}
+        return tagger_sizes(model, args)
     return {"preprocess": str(args.preprocess), "encoder": str(args.encoder),
             "seq_length": args.seq_length}  # fmt: skip
+
+
+def tagger_sizes(model: str, args) -> dict:
+    """A from-scratch tagger's sizes: a smoke run's tiny ones; otherwise the package's."""
+    return SMOKE_SIZES.get(model.removesuffix(LOWERCASED), {}) if args.smoke else {}
 
 
 def run_model(model: str, seed: int, args) -> dict:
@@ -212,6 +229,8 @@ def run_settings(model: str, args) -> dict:
         # runs without this key trained on CoNLL's own words.
         "words": "as served",
     }  # fmt: skip
+    if sizes := tagger_sizes(model, args):  # a smoke run's; measured runs keep the defaults
+        settings["sizes"] = sizes
     if model == "bert":
         settings.update(
             recipe=args.recipe or "unfrozen", seq_length=args.seq_length,
@@ -228,7 +247,7 @@ def encoder_name(encoder: Path | None) -> str | None:
     return encoder.parent.name if encoder.name == "encoder" else encoder.name
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=["rnn", "transformer"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
@@ -244,11 +263,22 @@ def main() -> None:
     parser.add_argument("--seq-length", type=int, default=128)
     parser.add_argument("--work-dir", default="/tmp/kerasformer-bench")
     parser.add_argument("--table", action="store_true", help="print the saved results")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--results", type=Path, help="the runs' file (default: bench/results/ner.json)"
+    )
+    add_smoke_argument(parser)
+    args = parse_with_smoke_defaults(parser, argv, epochs=1, seeds=[0])
+    require_smoke_output(args.smoke, args.results, "--results")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    path = args.results or RESULTS
     if args.table:
-        print(table(json.loads(RESULTS.read_text())))
+        print(table(json.loads(path.read_text())))
         return
-    results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": []}
+    results = json.loads(path.read_text()) if path.is_file() else {"runs": []}
     done = {(run["model"], run["seed"], json.dumps(run["settings"])) for run in results["runs"]}
     for model in args.models:
         settings = run_settings(model, args)
@@ -256,8 +286,8 @@ def main() -> None:
             if (model, seed, json.dumps(settings)) in done:
                 continue  # a run cut short goes on where it was
             results["runs"].append({**run_model(model, seed, args), "settings": settings})
-            RESULTS.parent.mkdir(parents=True, exist_ok=True)
-            RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))
 
 

@@ -16,6 +16,12 @@ on the 87,599-question train set that is not available here.
     python bench/squad.py --table                     # the saved results as Markdown
 
 Run it on a quiet machine: speed figures compare only within one run.
+
+Its smoke runs (CI's, `tests/bench/`) are both paths on a tiny BERT and a tiny SQuAD
+file: ``--bert-dir TINY_BERT --data-dir TINY --work-dir DIR`` with ``--speed
+--speed-lengths 32 --speed-steps 1 --batch-size 8 --speed-out PATH``, and with
+``--seq-length 32 --seeds 0 --batch-size 8 --out PATH`` (made-up ids stay inside the
+encoder's vocabulary, `made_up_id_bounds`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import statistics
 import time
 from pathlib import Path
 
+from smoke import add_bert_dir_argument, made_up_id_bounds
 from tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
@@ -59,6 +66,11 @@ def overlap_sentence_answers(part) -> tuple[list[str], list[str]]:
         whole.append(best)
         rest.append(" ".join(w for w in best.split() if not set(words(w)) & asked))
     return whole, rest
+
+
+def converted_bert(args, seq_length: int) -> Path:
+    """The directory of the BERT to fine-tune: --bert-dir, else MiniLM converted there."""
+    return args.bert_dir or hub_minilm(Path(args.work_dir), seq_length)
 
 
 def hub_minilm(work_dir: Path, seq_length: int) -> Path:
@@ -99,8 +111,9 @@ def measure_speed(args) -> None:
     from kerasformer.backend import keras, tf
     from kerasformer.models.bert_question_answerer import build_bert_question_answerer
 
-    hub = hub_minilm(Path(args.work_dir), 128)
+    hub = converted_bert(args, 128)
     counts = window_counts(args, hub)
+    low, high = made_up_id_bounds(hub / "encoder")
     model = build_bert_question_answerer(str(hub / "encoder"))
     loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     model.compile(keras.optimizers.Adam(3e-5), loss={"start_logits": loss, "end_logits": loss})
@@ -109,7 +122,7 @@ def measure_speed(args) -> None:
         rng = np.random.default_rng(0)
         shape = (args.batch_size, seq_length)
         inputs = {
-            "input_word_ids": rng.integers(1000, 20000, shape).astype(np.int32),
+            "input_word_ids": rng.integers(low, high, shape).astype(np.int32),
             "input_mask": np.ones(shape, np.int32),
             "input_type_ids": (np.arange(seq_length) > 20)
             .astype(np.int32)[None]
@@ -136,7 +149,7 @@ def measure_speed(args) -> None:
         f"--speed-steps {args.speed_steps} --batch-size {args.batch_size}"
     )
     report = {"command": command, "batch_size": args.batch_size, "runs": runs}
-    SPEED_RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    args.speed_out.write_text(json.dumps(report, indent=2) + "\n")
 
 
 def run_seed(seed: int, args, hub: Path) -> dict:
@@ -165,7 +178,7 @@ def run_seed(seed: int, args, hub: Path) -> dict:
     }
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--epochs", type=int, default=1)
@@ -174,13 +187,20 @@ def main() -> None:
     parser.add_argument("--learning-rate", type=float, default=5e-5)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--work-dir", default="/tmp/kerasformer-bench")
+    add_bert_dir_argument(parser)
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the runs' JSON file")
     parser.add_argument("--speed", action="store_true")
     parser.add_argument("--speed-lengths", type=int, nargs="+", default=[128, 192, 256, 384])
     parser.add_argument("--speed-steps", type=int, default=5)
+    parser.add_argument("--speed-out", type=Path, default=SPEED_RESULTS)
     parser.add_argument("--table", action="store_true")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     if args.table:
-        print(table(json.loads(RESULTS.read_text())))
+        print(table(json.loads(args.out.read_text())))
         return
     if args.speed:
         measure_speed(args)
@@ -196,14 +216,18 @@ def main() -> None:
         "overlap_sentence": squad_scores(whole, test.answers),
         "overlap_sentence_without_question_words": squad_scores(rest, test.answers),
     }
-    hub = hub_minilm(Path(args.work_dir), args.seq_length)
+    hub = converted_bert(args, args.seq_length)
     command = (
         f"python bench/squad.py --seq-length {args.seq_length} --epochs {args.epochs} "
         f"--seeds {' '.join(map(str, args.seeds))} --batch-size {args.batch_size}"
     )
     runs = [{**run_seed(seed, args, hub), "command": command} for seed in args.seeds]
-    settings = {key: value for key, value in vars(args).items() if key != "data_dir"}
-    runs = earlier_runs_with(settings, skip_seeds=args.seeds) + runs
+    # How the runs were made; not where their data came from or their results go.
+    settings = {
+        key: value for key, value in vars(args).items()
+        if key not in ("data_dir", "out", "speed_out")
+    }  # fmt: skip
+    runs = earlier_runs_with(args.out, settings, skip_seeds=args.seeds) + runs
     report = {
         "commands": sorted({run.get("command", "") for run in runs}),
         "settings": settings,
@@ -211,19 +235,19 @@ def main() -> None:
         "runs": sorted(runs, key=lambda run: run["seed"]),
         "wall_seconds": time.perf_counter() - started,
     }
-    RESULTS.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    args.out.write_text(json.dumps(report, indent=2, default=str) + "\n")
     print(table(report))
 
 
 COMPARABLE_SETTINGS = ("epochs", "batch_size", "seq_length", "learning_rate")
 
 
-def earlier_runs_with(settings: dict, skip_seeds: list[int]) -> list[dict]:
-    """Saved runs of other seeds with the same training settings, so that seeds run in
-    separate invocations (each about half an hour) add up to one table."""
-    if not RESULTS.is_file():
+def earlier_runs_with(results: Path, settings: dict, skip_seeds: list[int]) -> list[dict]:
+    """Runs of other seeds saved in ``results`` with the same training settings, so that
+    seeds run in separate invocations (each about half an hour) add up to one table."""
+    if not results.is_file():
         return []
-    saved = json.loads(RESULTS.read_text())
+    saved = json.loads(results.read_text())
     if any(saved["settings"].get(key) != settings[key] for key in COMPARABLE_SETTINGS):
         return []
     legacy_command = saved.get("command", "")

@@ -14,7 +14,12 @@ and beam) on the first ``--decode-sentences`` test sentences.
     python bench/translation.py --plot bench/results/translation_history.png
 
 Each model of a run is kept as ``NAME: MODEL`` in bench/results/translation.json (NAME
-from --name, ``word`` by default).
+from --name, ``word`` by default; ``--results`` names another file).
+
+Its smoke run (CI's, `tests/bench/`) is the transformer alone for one epoch on tiny data,
+sized by flags as `smoke.TINY_TRANSFORMER`, 8 sentences timed, into ``--results PATH``:
+``--models transformer --epochs 1 --embed-dim 8 --num-heads 2 --ff-dim 8 --num-layers 1
+--decode-sentences 8 --data-dir TINY --work-dir TMP --results PATH``.
 
 Run it on a quiet machine: speed figures compare only within one run.
 """
@@ -95,7 +100,7 @@ VALIDATION_PANELS = {
 }
 
 
-def run_model(model: str, args) -> dict:
+def run_model(model: str, args, command: str) -> dict:
     from kerasformer.training import TrainingConfig, train
     from kerasformer.training.tasks.translation import evaluate_translations
 
@@ -122,7 +127,7 @@ def run_model(model: str, args) -> dict:
     # A resumed run's epochs before the interruption are in its history, not its timing.
     train_seconds = sum(result.history["seconds"]) if args.resume else result.train_seconds
     return {
-        "command": "python bench/translation.py " + " ".join(sys.argv[1:]),
+        "command": command,
         "model": model,
         "settings": {**model_options, **run_settings},
         "epochs": epochs_run,
@@ -185,7 +190,7 @@ def table(results: dict) -> str:
     return markdown_table(headers, rows)
 
 
-def main() -> None:
+def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--name", default="word", help="the run's name in the results")
     parser.add_argument("--models", nargs="+", default=["transformer", "rnn"])
@@ -207,10 +212,20 @@ def main() -> None:
     parser.add_argument(
         "--plot", type=Path, metavar="PNG", help="draw the saved runs' validation curves"
     )
+    parser.add_argument(
+        "--results", type=Path, default=RESULTS,
+        help="the runs' file (default: bench/results/translation.json)",
+    )  # fmt: skip
     for flag, options in LEVERS:
         parser.add_argument(flag, **options)
-    args = parser.parse_args()
-    results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": {}}
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    path = args.results
+    results = json.loads(path.read_text()) if path.is_file() else {"runs": {}}
     if args.table:
         print(table(results))
         return
@@ -218,10 +233,11 @@ def main() -> None:
         plot_validation_curves(results["runs"], VALIDATION_PANELS, args.plot)
         return
     if results.setdefault("beam_width", args.beam_width) != args.beam_width:
-        raise SystemExit(f"{RESULTS} holds beam {results['beam_width']}; move it aside first.")
+        raise SystemExit(f"{path} holds beam {results['beam_width']}; move it aside first.")
+    command = "python bench/translation.py " + " ".join(argv)
     for model in args.models:
-        results["runs"][f"{args.name}: {model}"] = run_model(model, args)
-        RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+        results["runs"][f"{args.name}: {model}"] = run_model(model, args, command)
+        path.write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))
 
 

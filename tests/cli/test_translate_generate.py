@@ -12,15 +12,13 @@ from kerasformer.backend import tf
 from kerasformer.export.generator_export import load_generator
 from kerasformer.models.generation import Sampling
 from tests.helpers.cli import run_cli, run_cli_expecting_exit, run_cli_in_fixture
+from tests.helpers.data import LM_WORDS, SPANISH, write_spa_txt, write_wiki_tokens
 from tests.helpers.pictures import assert_not_blank, plotly_traces, read_png
 from tests.helpers.processes import run_commands
 
 # Trains or starts several TensorFlow processes per test: out of the quick tier.
 pytestmark = pytest.mark.slow
 
-ENGLISH = "one two three four five six seven eight nine".split()
-SPANISH = "uno dos tres cuatro cinco seis siete ocho nueve".split()
-LM_WORDS = "the a cat dog sat ran on under mat rug and , .".split()
 MAXLEN = 10  # translation: words per sentence
 LM_WINDOW = 16
 TINY_TRANSLATOR_FLAGS = {
@@ -37,31 +35,6 @@ def assert_one_line_error(code, out, err, *fragments):
     assert err.count("\n") == 1 and err.startswith("kerasformer: error: "), err
     for fragment in fragments:
         assert fragment in err
-
-
-def write_spa_txt(directory: Path, pairs: int = 120) -> Path:
-    """English<TAB>Spanish number words, e.g. "Three one four.<TAB>Tres uno cuatro."."""
-    rng = np.random.default_rng(0)
-    lines = []
-    for _ in range(pairs):
-        numbers = rng.integers(0, 9, rng.integers(2, 5))
-        english = " ".join(ENGLISH[i] for i in numbers).capitalize() + "."
-        spanish = " ".join(SPANISH[i] for i in numbers).capitalize() + "."
-        lines.append(f"{english}\t{spanish}\n")
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "spa.txt").write_text("".join(lines), encoding="utf-8")
-    return directory
-
-
-def write_wiki_tokens(directory: Path) -> Path:
-    rng = np.random.default_rng(0)
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, lines in (("train", 200), ("valid", 30), ("test", 30)):
-        text = "".join(
-            " ".join(rng.choice(LM_WORDS, rng.integers(3, 9))) + "\n" for _ in range(lines)
-        )
-        (directory / f"wiki.{name}.tokens").write_text(text, encoding="utf-8")
-    return directory
 
 
 @pytest.fixture(scope="module")
@@ -247,8 +220,7 @@ def reference_perplexities(model, ids: list[int], window: int) -> tuple[float, f
     scored = (len(ids) - 1) // window * window
     windowed = [log_probability((t - 1) // window * window, t) for t in range(1, scored + 1)]
     strided = [
-        log_probability(max(0, -(-(t - window) // stride) * stride), t)
-        for t in range(1, len(ids))
+        log_probability(max(0, -(-(t - window) // stride) * stride), t) for t in range(1, len(ids))
     ]
     return float(np.exp(-np.mean(windowed))), float(np.exp(-np.mean(strided)))
 

@@ -193,3 +193,39 @@ def write_json(path: Path, document) -> Path:
     """``document`` as a JSON file at ``path``."""
     path.write_text(json.dumps(document), "utf-8")
     return path
+
+
+# The words of the tiny WikiText-style token files.
+LM_WORDS = "the a cat dog sat ran on under mat rug and , .".split()
+
+
+def write_wiki_tokens(directory: Path) -> Path:
+    """``wiki.{train,valid,test}.tokens`` of 200, 30 and 30 lines of 3-8 `LM_WORDS`, as
+    WikiText-2 lays its splits out."""
+    rng = np.random.default_rng(0)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, lines in (("train", 200), ("valid", 30), ("test", 30)):
+        text = "".join(
+            " ".join(rng.choice(LM_WORDS, rng.integers(3, 9))) + "\n" for _ in range(lines)
+        )
+        (directory / f"wiki.{name}.tokens").write_text(text, encoding="utf-8")
+    return directory
+
+
+# Number words, one to nine: a tiny spa-eng whose translations are word for word.
+ENGLISH = "one two three four five six seven eight nine".split()
+SPANISH = "uno dos tres cuatro cinco seis siete ocho nueve".split()
+
+
+def write_spa_txt(directory: Path, pairs: int = 120) -> Path:
+    """English<TAB>Spanish number words, e.g. "Three one four.<TAB>Tres uno cuatro."."""
+    rng = np.random.default_rng(0)
+    lines = []
+    for _ in range(pairs):
+        numbers = rng.integers(0, 9, rng.integers(2, 5))
+        english = " ".join(ENGLISH[i] for i in numbers).capitalize() + "."
+        spanish = " ".join(SPANISH[i] for i in numbers).capitalize() + "."
+        lines.append(f"{english}\t{spanish}\n")
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "spa.txt").write_text("".join(lines), encoding="utf-8")
+    return directory
