@@ -174,7 +174,7 @@ def strided_perplexity(keras, model, ids: np.ndarray, window: int) -> float:
 def build(keras, layers, vocab_size: int, s: dict):
     ids = keras.Input((None,), dtype="int32")
     embedding = layers.TokenAndPositionEmbedding(
-        vocab_size, s["maxlen"], s["embed_dim"], reversible=s["tie_embeddings"]
+        s["maxlen"], vocab_size, s["embed_dim"], reversible=s["tie_embeddings"]
     )
     x = embedding(ids)
     for _ in range(s["num_layers"]):

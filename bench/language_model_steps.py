@@ -89,7 +89,7 @@ def adaptive_softmax_model(vocab_size: int, num_layers: int, sizes: Sizes):
     model = {**DEFAULTS, **sizes.model}
     width, heads, feed_forward = (model[name] for name in ("embed_dim", "num_heads", "ff_dim"))
     ids = keras.Input((None,), dtype="int32")
-    x = TokenAndPositionEmbedding(vocab_size, sizes.window, width)(ids)
+    x = TokenAndPositionEmbedding(sizes.window, vocab_size, width)(ids)
     for _ in range(num_layers):
         x = TransformerDecoderBlock(width, heads, feed_forward)(x)
     log_softmax = keras.layers.Lambda(tf.nn.log_softmax)

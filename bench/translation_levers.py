@@ -130,9 +130,8 @@ def build(keras, layers, vocab_sizes: tuple[int, int], s: dict):
     """`kerasformer.models.build_transformer_translator`, restated in Keras 3 layers."""
     source = keras.Input((None,), dtype="int32", name="source_ids")
     target = keras.Input((None,), dtype="int32", name="target_ids")
-    dims = (MAXLEN, s["embed_dim"])
     source_embedding = layers.TokenAndPositionEmbedding(
-        vocab_sizes[0], *dims, reversible=s["tie_embeddings"]
+        MAXLEN, vocab_sizes[0], s["embed_dim"], reversible=s["tie_embeddings"]
     )
     x = source_embedding(source)
     for _ in range(s["num_layers"]):
@@ -140,7 +139,7 @@ def build(keras, layers, vocab_sizes: tuple[int, int], s: dict):
     target_embedding = (
         source_embedding
         if s["tie_embeddings"]
-        else layers.TokenAndPositionEmbedding(vocab_sizes[1], *dims)
+        else layers.TokenAndPositionEmbedding(MAXLEN, vocab_sizes[1], s["embed_dim"])
     )
     y = target_embedding(target)
     for _ in range(s["num_layers"]):

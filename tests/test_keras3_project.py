@@ -43,13 +43,13 @@ labels = (ids[:, 0] % 2).astype("int32")
 
 sequential = keras.Sequential([
     keras.Input((None,), dtype="int32"),
-    TokenAndPositionEmbedding(50, 16, 16, position="none"),
+    TokenAndPositionEmbedding(16, 50, 16, position="none"),
     TransformerBlock(16, 2, 32, norm_first=True, position="rotary"),
     MaskedAveragePooling(),
     keras.layers.Dense(2, activation="softmax"),
 ])
 inputs = keras.Input((None,), dtype="int32")
-x = TokenAndPositionEmbedding(50, 16, 16)(inputs)
+x = TokenAndPositionEmbedding(16, 50, 16)(inputs)
 x = TransformerDecoderBlock(16, 2, 32)(x)
 functional = keras.Model(inputs, keras.layers.Dense(2, activation="softmax")(
     MaskedAveragePooling()(x)))

@@ -65,14 +65,14 @@ def test_the_two_namespaces_share_one_error_class():
 
 
 def test_a_tf_keras_layer_given_a_keras3_input_names_the_keras3_namespace():
-    layer = kerasformer.tf_keras.layers.TokenAndPositionEmbedding(10, 4, 2)
+    layer = kerasformer.tf_keras.layers.TokenAndPositionEmbedding(4, 10, 2)
     with pytest.raises(LayerError, match="import it from kerasformer.layers") as error:
         layer(keras.Input((4,), dtype="int32"))
     assert "\n" not in str(error.value)
 
 
 def test_a_keras3_layer_given_a_tf_keras_input_names_the_tf_keras_namespace():
-    layer = kerasformer.layers.TokenAndPositionEmbedding(10, 4, 2)
+    layer = kerasformer.layers.TokenAndPositionEmbedding(4, 10, 2)
     with pytest.raises(LayerError, match="import it from kerasformer.tf_keras.layers") as error:
         layer(tf_keras.Input((4,), dtype="int32"))
     assert "\n" not in str(error.value)
@@ -80,12 +80,12 @@ def test_a_keras3_layer_given_a_tf_keras_input_names_the_tf_keras_namespace():
 
 def test_both_kerases_build_models_in_one_process():
     keras3_model = keras.Sequential(
-        [keras.Input((6,), dtype="int32"), kerasformer.layers.TokenAndPositionEmbedding(50, 6, 8)]
+        [keras.Input((6,), dtype="int32"), kerasformer.layers.TokenAndPositionEmbedding(6, 50, 8)]
     )
     tf_keras_model = tf_keras.Sequential(
         [
             tf_keras.Input((6,), dtype="int32"),
-            kerasformer.tf_keras.layers.TokenAndPositionEmbedding(50, 6, 8),
+            kerasformer.tf_keras.layers.TokenAndPositionEmbedding(6, 50, 8),
         ]
     )
     assert keras3_model.output_shape == tf_keras_model.output_shape == (None, 6, 8)
@@ -110,7 +110,7 @@ def test_keras_2_makes_the_namespace_the_tf_keras_one_module_for_module():
         "from kerasformer.layers.transformer_block import TransformerBlock\n"
         "from kerasformer.layers.backend import KERAS_VERSION\n"
         "model = tf_keras.Sequential([tf_keras.Input((6,), dtype='int32'),\n"
-        "    layers.TokenAndPositionEmbedding(50, 6, 8), layers.TransformerBlock(8, 2, 8)])\n"
+        "    layers.TokenAndPositionEmbedding(6, 50, 8), layers.TransformerBlock(8, 2, 8)])\n"
         "print(KERAS_VERSION, layers is tf_keras_layers is kerasformer.layers,\n"
         "      TransformerBlock is tf_keras_layers.TransformerBlock, model.output_shape)",
         KERASFORMER_KERAS="2",
@@ -125,7 +125,7 @@ def test_keras_3_set_as_before_still_gives_keras3_layers():
         "import keras\n"
         "from kerasformer.layers import TokenAndPositionEmbedding, TransformerBlock\n"
         "model = keras.Sequential([keras.Input((6,), dtype='int32'),\n"
-        "    TokenAndPositionEmbedding(50, 6, 8), TransformerBlock(8, 2, 8)])\n"
+        "    TokenAndPositionEmbedding(6, 50, 8), TransformerBlock(8, 2, 8)])\n"
         "print(keras.backend.backend(), model(keras.ops.ones((1, 6))).shape)",
         KERASFORMER_KERAS="3",
         KERAS_BACKEND="jax",

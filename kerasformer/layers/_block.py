@@ -33,6 +33,7 @@ class TransformerLayer(Layer):
         self, embed_dim, num_heads, ff_dim, dropout, key_dim, norm_first, activation,
         attention_dropout, layer_norm_epsilon, position, **kwargs,
     ):  # fmt: skip
+        dropout = dropout_or_rate(dropout, kwargs.pop("rate", None))
         super().__init__(**kwargs)
         self.embed_dim = require_positive_int("embed_dim", embed_dim)
         self.num_heads = require_positive_int("num_heads", num_heads)
@@ -100,3 +101,18 @@ def require_embed_dim(input_shape: tuple, embed_dim: int, layer: str) -> None:
             f"{layer}(embed_dim={embed_dim}) got inputs with last dimension "
             f"{input_shape[-1]}; the residual connections need them equal."
         )
+
+
+DEFAULT_DROPOUT = 0.1
+
+
+def dropout_or_rate(dropout, rate):
+    """The block's dropout rate: ``dropout``, or ``rate``, the name the Keras tutorial's
+    ``TransformerBlock(embed_dim, num_heads, ff_dim, rate=0.1)`` gives it; 0.1 if neither."""
+    if dropout is not None and rate is not None and dropout != rate:
+        raise LayerError(
+            f"`rate` is another name for `dropout`; give one of them, got dropout={dropout!r} "
+            f"and rate={rate!r}."
+        )
+    chosen = dropout if dropout is not None else rate
+    return DEFAULT_DROPOUT if chosen is None else chosen

@@ -14,6 +14,8 @@ switch picks one Keras per process: both namespaces can be used side by side.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._keras import (
     KERAS_VERSION,
     OTHER_NAMESPACE_ADVICE,
@@ -54,6 +56,65 @@ def checked_length(length, maxlen: int, message: str):
         return tf.identity(length)
 
 
+def checked_ids(ids, vocab_size: int, message: str):
+    """``ids``, with a check that every one lies in ``[0, vocab_size)``, as each backend
+    allows: a Python error on concrete values (eager calls, PyTorch); in a TensorFlow graph
+    an assertion (a no-op under XLA, which clamps the lookup instead); in a compiled JAX
+    step a host callback that fails the step, run only when some id is out of range.
+
+    An embedding lookup on such an id raises on TensorFlow's CPU kernel, reads zeros on a
+    GPU, and wraps a negative id to a row from the end under Keras 3: silent wrong numbers
+    (a swapped ``vocab_size`` trained to chance on JAX, and reloaded as NaN).
+    """
+    name = backend_name()
+    if name in ("tf_keras", "tensorflow"):
+        import tensorflow as tf
+
+        if tf.executing_eagerly() and not is_symbolic(ids):
+            _require_ids_in_range(ops.convert_to_numpy(ids), vocab_size, message)
+            return ids
+        ids = tf.convert_to_tensor(ids)
+        low, high = tf.reduce_min(ids), tf.reduce_max(ids)
+        inside = tf.logical_or(tf.size(ids) == 0, (low >= 0) & (high < vocab_size))
+        check = tf.debugging.Assert(inside, [message, "lowest id:", low, "highest id:", high])
+        with tf.control_dependencies([check]):
+            return tf.identity(ids)
+    if name == "jax":
+        import jax
+
+        if isinstance(ids, jax.core.Tracer):
+            _jax_checked_ids(ids, vocab_size, message)
+            return ids
+    if name == "torch" and str(getattr(ids, "device", "")) == "meta":
+        return ids  # Keras traces shapes on PyTorch's "meta" device: no values yet
+    _require_ids_in_range(ops.convert_to_numpy(ids), vocab_size, message)
+    return ids
+
+
+def is_symbolic(tensor) -> bool:
+    import tensorflow as tf
+
+    return tf.is_symbolic_tensor(tensor) or not hasattr(tensor, "numpy")
+
+
+def _require_ids_in_range(values, vocab_size: int, message: str) -> None:
+    from kerasformer.validation import LayerError
+
+    if values.size and (values.min() < 0 or values.max() >= vocab_size):
+        raise LayerError(f"{message} (lowest id {values.min()}, highest {values.max()})")
+
+
+def _jax_checked_ids(ids, vocab_size: int, message: str) -> None:
+    import jax
+    import jax.numpy as jnp
+
+    def fail(low, high):
+        _require_ids_in_range(np.array([low, high]), vocab_size, message)
+
+    outside = jnp.any((ids < 0) | (ids >= vocab_size))
+    jax.lax.cond(outside, lambda: jax.debug.callback(fail, ids.min(), ids.max()), lambda: None)
+
+
 def compute_dtype_inputs(layer, *tensors):
     """``tensors`` cast to the layer's compute dtype (None stays None).
 
@@ -77,6 +138,7 @@ __all__ = [
     "KERAS_VERSION",
     "OTHER_NAMESPACE_ADVICE",
     "backend_name",
+    "checked_ids",
     "checked_length",
     "compute_dtype_inputs",
     "fresh_copy",

@@ -9,6 +9,7 @@ from kerasformer.validation import LayerError, is_whole_number, require_bool, re
 from . import _adaptive_softmax
 from ._base import Layer, build_in_scope
 from .backend import (
+    checked_ids,
     checked_length,
     fresh_copy,
     keras,
@@ -55,9 +56,14 @@ class TokenAndPositionEmbedding(Layer):
     ``-log p(target)`` scoring only the target's cluster, which is how a large
     vocabulary trains fast (the loss never forms a ``(length, vocab_size)`` tensor).
 
+    Arguments come in the order of the Keras tutorial's own layer,
+    ``TokenAndPositionEmbedding(maxlen, vocab_size, embed_dim)``, so code written against
+    it runs unchanged. A token id outside ``[0, vocab_size)`` is an error on every backend
+    (see `checked_ids`), so sizes given the other way round cannot train silently.
+
     Args:
-        vocab_size: Number of token ids, including padding (0) and out-of-vocabulary (1).
         maxlen: The longest sequence the layer accepts; the number of learned positions.
+        vocab_size: Number of token ids, including padding (0) and out-of-vocabulary (1).
         embed_dim: Size of each embedding vector.
         mask_zero: Whether token id 0 is padding and should be masked.
         embeddings_initializer: Initializer for the embedding tables.
@@ -81,27 +87,27 @@ class TokenAndPositionEmbedding(Layer):
 
     Example:
 
-    >>> layer = TokenAndPositionEmbedding(vocab_size=100, maxlen=8, embed_dim=4)
+    >>> layer = TokenAndPositionEmbedding(maxlen=8, vocab_size=100, embed_dim=4)
     >>> ids = np.array([[5, 7, 0]])
     >>> tuple(layer(ids).shape), ops.convert_to_numpy(layer.compute_mask(ids)).tolist()
     ((1, 3, 4), [[True, True, False]])
-    >>> tied = TokenAndPositionEmbedding(100, 8, 4, reversible=True)
+    >>> tied = TokenAndPositionEmbedding(8, 100, 4, reversible=True)
     >>> tuple(tied(tied(ids), reverse=True).shape)
     (1, 3, 100)
-    >>> adaptive = TokenAndPositionEmbedding(100, 8, 4, reversible=True, adaptive_cutoffs=[20])
+    >>> adaptive = TokenAndPositionEmbedding(8, 100, 4, reversible=True, adaptive_cutoffs=[20])
     >>> tuple(adaptive(adaptive(ids), reverse=True, targets=np.array([[7, 0, 0]])).shape)
     (1, 3)
     """
 
     _config_arguments = (
-        "vocab_size", "maxlen", "embed_dim", "mask_zero", "embeddings_initializer", "position",
+        "maxlen", "vocab_size", "embed_dim", "mask_zero", "embeddings_initializer", "position",
         "reversible", "adaptive_cutoffs",
     )  # fmt: skip
 
     def __init__(
         self,
-        vocab_size: int,
         maxlen: int,
+        vocab_size: int,
         embed_dim: int,
         mask_zero: bool = True,
         embeddings_initializer="uniform",
@@ -220,7 +226,7 @@ class TokenAndPositionEmbedding(Layer):
         checked_end = checked_length(end, self.maxlen, self._too_long())
         # A TensorFlow graph checks at run time; the check must feed the positions.
         count = length if checked_end is end else checked_end - start_index
-        embedded = self.token_embedding(inputs)
+        embedded = self.token_embedding(checked_ids(inputs, self.vocab_size, self._bad_ids()))
         if self.position == "learned":
             positions = self._positions(count, start_index)
             return embedded + self.position_embedding(positions)
@@ -289,6 +295,14 @@ class TokenAndPositionEmbedding(Layer):
 
     def _too_long(self) -> str:
         return f"TokenAndPositionEmbedding got a sequence longer than maxlen={self.maxlen}; {_FIX}"
+
+    def _bad_ids(self) -> str:
+        return (
+            f"TokenAndPositionEmbedding {self.name!r} got a token id outside 0 to "
+            f"{self.vocab_size - 1} (vocab_size={self.vocab_size}); give the vocabulary's "
+            "size as vocab_size, in the tutorial's order: TokenAndPositionEmbedding(maxlen, "
+            "vocab_size, embed_dim)"
+        )
 
     def _positions(self, length, start_index=0):
         """``start_index .. start_index + length - 1``, checked against ``maxlen`` already.

@@ -35,7 +35,9 @@ class TransformerBlock(TransformerLayer):
         embed_dim: Size of the input and output vectors.
         num_heads: Number of attention heads.
         ff_dim: Hidden size of the feed-forward network.
-        dropout: Dropout rate after attention and after the feed-forward network.
+        dropout: Dropout rate after attention and after the feed-forward network
+            (default 0.1). ``rate=`` is accepted as its other name, the one the Keras
+            tutorial's ``TransformerBlock(embed_dim, num_heads, ff_dim, rate=0.1)`` uses.
         key_dim: Size of each head's query and key projections. Defaults to
             ``embed_dim // num_heads`` (which must then divide evenly); pass
             ``key_dim=embed_dim`` for the seed's wider heads.
@@ -70,7 +72,7 @@ class TransformerBlock(TransformerLayer):
         embed_dim: int,
         num_heads: int,
         ff_dim: int,
-        dropout: float = 0.1,
+        dropout: float | None = None,
         key_dim: int | None = None,
         norm_first: bool = False,
         activation="relu",

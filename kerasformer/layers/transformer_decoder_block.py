@@ -35,7 +35,8 @@ class TransformerDecoderBlock(TransformerLayer):
         embed_dim: Size of the input and output vectors.
         num_heads: Number of attention heads.
         ff_dim: Hidden size of the feed-forward network.
-        dropout: Dropout rate after each sub-layer.
+        dropout: Dropout rate after each sub-layer (default 0.1; ``rate=`` is accepted
+            as its other name, as for `TransformerBlock`).
         key_dim: Size of each head; defaults to ``embed_dim // num_heads``.
         norm_first: Pre-LN (``True``) instead of post-LN (``False``).
         activation: Activation of the feed-forward hidden layer.
@@ -77,7 +78,7 @@ class TransformerDecoderBlock(TransformerLayer):
         embed_dim: int,
         num_heads: int,
         ff_dim: int,
-        dropout: float = 0.1,
+        dropout: float | None = None,
         key_dim: int | None = None,
         norm_first: bool = False,
         activation="relu",

@@ -55,7 +55,7 @@ def decoder_stack(
     embedding_position, attention_position = POSITIONS[position]
     if embedding is None:
         embedding = TokenAndPositionEmbedding(
-            vocab_size, maxlen, embed_dim, position=embedding_position,
+            maxlen, vocab_size, embed_dim, position=embedding_position,
             reversible=tie_embeddings, adaptive_cutoffs=adaptive_cutoffs, name=embedding_name,
         )  # fmt: skip
     x = stack_blocks(

@@ -74,7 +74,7 @@ def build_transformer_classifier(
             max_tokens=vocab_size, output_sequence_length=maxlen, name="vectorizer"
         ),
         TokenAndPositionEmbedding(
-            vocab_size, maxlen, embed_dim, position=embedding_position, name="embedding"
+            maxlen, vocab_size, embed_dim, position=embedding_position, name="embedding"
         ),
         TransformerBlock(
             embed_dim,

@@ -76,7 +76,7 @@ def build_transformer_translator(
     source = keras.Input((None,), dtype="int32", name=SOURCE_INPUT)
     target = keras.Input((None,), dtype="int32", name=TARGET_INPUT)
     source_embedding = TokenAndPositionEmbedding(
-        source_vocab_size, maxlen, embed_dim, position=embedding_position,
+        maxlen, source_vocab_size, embed_dim, position=embedding_position,
         reversible=tie_embeddings,
         name=SHARED_EMBEDDING_NAME if tie_embeddings else SOURCE_EMBEDDING_NAME,
     )  # fmt: skip

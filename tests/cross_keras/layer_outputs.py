@@ -232,7 +232,7 @@ def _rotary_3d(keras, layers, x):
 def _embedding(position):
     def build(keras, layers, x):
         embedded = layers.TokenAndPositionEmbedding(
-            VOCAB_SIZE, MAXLEN, EMBED_DIM, position=position
+            MAXLEN, VOCAB_SIZE, EMBED_DIM, position=position
         )(x["ids"])
         return [embedded, keras.layers.GlobalAveragePooling1D()(embedded)]
 
@@ -265,7 +265,7 @@ def _ids_inputs(rng):
 def _encoder(embedding_position="learned", scores=False, **block_kwargs):
     def build(keras, layers, x):
         embedded = layers.TokenAndPositionEmbedding(
-            VOCAB_SIZE, MAXLEN, EMBED_DIM, position=embedding_position
+            MAXLEN, VOCAB_SIZE, EMBED_DIM, position=embedding_position
         )(x["ids"])
         block = layers.TransformerBlock(EMBED_DIM, num_heads=2, ff_dim=16, **block_kwargs)
         if scores:
@@ -279,7 +279,7 @@ def _encoder(embedding_position="learned", scores=False, **block_kwargs):
 def _decoder(embedding_position="learned", **block_kwargs):
     def build(keras, layers, x):
         embedded = layers.TokenAndPositionEmbedding(
-            VOCAB_SIZE, MAXLEN, EMBED_DIM, position=embedding_position
+            MAXLEN, VOCAB_SIZE, EMBED_DIM, position=embedding_position
         )(x["ids"])
         decoded = layers.TransformerDecoderBlock(EMBED_DIM, 2, 16, **block_kwargs)(embedded)
         return [decoded, keras.layers.GlobalAveragePooling1D()(decoded)]
@@ -294,7 +294,7 @@ def _translation_inputs(rng):
 def _encoder_decoder(scores=False):
     def build(keras, layers, x):
         def embed(ids, name):
-            return layers.TokenAndPositionEmbedding(VOCAB_SIZE, MAXLEN, EMBED_DIM, name=name)(ids)
+            return layers.TokenAndPositionEmbedding(MAXLEN, VOCAB_SIZE, EMBED_DIM, name=name)(ids)
 
         source = embed(x["source"], "source_embedding")
         encoded = layers.TransformerBlock(EMBED_DIM, 2, 16, name="encoder")(source)

@@ -20,7 +20,7 @@ VOCAB, WIDTH, CUTOFFS = 23, 6, [5, 12]
 def adaptive_layer(seed: int = 0) -> TokenAndPositionEmbedding:
     """A built layer whose every output weight is random, so no term hides behind a zero."""
     layer = TokenAndPositionEmbedding(
-        VOCAB, 8, WIDTH, reversible=True, adaptive_cutoffs=CUTOFFS
+        8, VOCAB, WIDTH, reversible=True, adaptive_cutoffs=CUTOFFS
     )  # fmt: skip
     layer.build((None, None))
     rng = np.random.default_rng(seed)
@@ -71,7 +71,7 @@ def test_targets_give_minus_log_probability_in_every_cluster():
 
 
 def test_a_full_softmax_scores_targets_as_minus_log_softmax():
-    layer = TokenAndPositionEmbedding(VOCAB, 8, WIDTH, reversible=True)
+    layer = TokenAndPositionEmbedding(8, VOCAB, WIDTH, reversible=True)
     layer.build((None, None))
     hidden = np.random.default_rng(3).normal(size=(1, 3, WIDTH)).astype("float32")
     targets = np.array([[2, 20, 9]], dtype="int32")
@@ -130,7 +130,7 @@ def test_harness(tmp_path):
 
 def test_an_adaptive_model_saves_and_reloads(tmp_path):
     ids = keras.Input(shape=(None,), dtype="int32")
-    layer = TokenAndPositionEmbedding(VOCAB, 8, WIDTH, reversible=True, adaptive_cutoffs=CUTOFFS)
+    layer = TokenAndPositionEmbedding(8, VOCAB, WIDTH, reversible=True, adaptive_cutoffs=CUTOFFS)
     model = keras.Model(ids, layer(layer(ids), reverse=True))
     for weight in layer.weights:
         weight.assign(np.random.default_rng(5).normal(size=tuple(weight.shape)).astype("float32"))
@@ -144,13 +144,13 @@ def test_an_adaptive_model_saves_and_reloads(tmp_path):
 @pytest.mark.parametrize("cutoffs", [[], [0], [5, 5], [12, 5], [23], [2.5], "5", [True]], ids=repr)
 def test_bad_cutoffs_are_a_one_line_error(cutoffs):
     with pytest.raises(KerasformerError, match="^`adaptive_cutoffs` must be ascending") as caught:
-        TokenAndPositionEmbedding(VOCAB, 8, WIDTH, reversible=True, adaptive_cutoffs=cutoffs)
+        TokenAndPositionEmbedding(8, VOCAB, WIDTH, reversible=True, adaptive_cutoffs=cutoffs)
     assert "\n" not in str(caught.value)
 
 
 def test_cutoffs_need_a_reversible_layer():
     with pytest.raises(KerasformerError, match="^`adaptive_cutoffs` is an output layer"):
-        TokenAndPositionEmbedding(VOCAB, 8, WIDTH, adaptive_cutoffs=[5])
+        TokenAndPositionEmbedding(8, VOCAB, WIDTH, adaptive_cutoffs=[5])
 
 
 def test_targets_need_a_reverse_call():

@@ -56,7 +56,7 @@ def test_mask_is_false_exactly_at_padding(position):
     ids = np.array([[3, 1, 0, 0], [0, 7, 2, 0]])
     mask = layer.compute_mask(ops.convert_to_tensor(ids))
     np.testing.assert_array_equal(numpy(mask), ids != 0)
-    unmasked = TokenAndPositionEmbedding(30, 8, 4, mask_zero=False, position=position)
+    unmasked = TokenAndPositionEmbedding(8, 30, 4, mask_zero=False, position=position)
     assert unmasked.compute_mask(ops.convert_to_tensor(ids)) is None
 
 
@@ -90,6 +90,23 @@ def test_input_longer_than_maxlen_is_a_clear_error_in_a_functional_model():
     inputs = keras.Input(shape=(6,), dtype="int32")
     with pytest.raises(ValueError, match=re.escape(f"got a sequence of length 6, {TOO_LONG}")):
         TokenAndPositionEmbedding(vocab_size=30, maxlen=4, embed_dim=4)(inputs)
+
+
+@pytest.mark.parametrize("bad_id", [30, 31, -1, -3])
+def test_a_token_id_outside_the_vocabulary_is_a_clear_error_eagerly(bad_id):
+    """An id at or past vocab_size, or negative (Keras 3 read -3 as row 27, a real token
+    to the mask), never reaches the lookup; the message names the tutorial's order."""
+    layer = TokenAndPositionEmbedding(maxlen=4, vocab_size=30, embed_dim=4)
+    layer(ops.convert_to_tensor(np.array([[1, 29, 0]], "int32")))  # the extremes are fine
+    with pytest.raises(KerasformerError) as refused:
+        layer(ops.convert_to_tensor(np.array([[5, bad_id, 0]], "int32")))
+    assert "got a token id outside 0 to 29 (vocab_size=30)" in str(refused.value)
+    assert "TokenAndPositionEmbedding(maxlen, vocab_size, embed_dim)" in str(refused.value)
+
+
+def test_its_positional_arguments_are_the_tutorials_maxlen_vocab_size_embed_dim():
+    layer = TokenAndPositionEmbedding(4, 30, 6)
+    assert (layer.maxlen, layer.vocab_size, layer.embed_dim) == (4, 30, 6)
 
 
 @pytest.mark.parametrize(

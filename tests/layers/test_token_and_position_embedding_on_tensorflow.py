@@ -85,7 +85,7 @@ def test_the_tied_table_gradient_never_builds_a_batch_by_vocabulary_by_width_ten
     # memory. Every tensor of the gradient graph is no larger than the logits, the hidden
     # vectors or the table.
     batch, length, vocab, width = 3, 5, 7, 11
-    layer = TokenAndPositionEmbedding(vocab, length, width, reversible=True)
+    layer = TokenAndPositionEmbedding(length, vocab, width, reversible=True)
     layer(tf.ones((batch, length), tf.int32))
 
     @tf.function(input_signature=[tf.TensorSpec((batch, length, width), tf.float32)])

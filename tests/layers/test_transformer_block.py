@@ -114,7 +114,7 @@ POSITION_IDS = ["none", "rotary", "relative", "span", "relative_span"]
 def test_appending_padding_leaves_real_positions_unchanged(norm_first, options):
     # Rotary and relative attention encode positions themselves: no position embedding.
     embedding_position = "learned" if options.get("position", "none") == "none" else "none"
-    embedding = TokenAndPositionEmbedding(50, 32, 8, position=embedding_position)
+    embedding = TokenAndPositionEmbedding(32, 50, 8, position=embedding_position)
     block = TransformerBlock(8, num_heads=2, ff_dim=16, norm_first=norm_first, **options)
     inputs = keras.Input(shape=(None,), dtype="int32")
     model = keras.Model(inputs, block(embedding(inputs)))
@@ -249,6 +249,18 @@ def test_numpy_sizes_and_rates_are_accepted_and_stored_as_python_numbers():
     }
     json.dumps(config)  # a NumPy scalar anywhere in it would raise TypeError
     assert tuple(block(np.zeros((1, 3, 8), "float32")).shape) == (1, 3, 8)
+
+
+def test_rate_is_the_tutorials_name_for_dropout():
+    """``TransformerBlock(embed_dim, num_heads, ff_dim, rate=0.1)``, as the Keras tutorial
+    defines it: ``rate`` sets the dropout, saved under its own name; both given must agree."""
+    assert TransformerBlock(8, 2, 8, rate=0.3).get_config()["dropout"] == 0.3
+    assert TransformerBlock(8, 2, 8).get_config()["dropout"] == 0.1
+    assert TransformerBlock(8, 2, 8, dropout=0.2, rate=0.2).dropout == 0.2
+    with pytest.raises(KerasformerError, match="`rate` is another name for `dropout`"):
+        TransformerBlock(8, 2, 8, dropout=0.2, rate=0.3)
+    with pytest.raises(KerasformerError, match="^`dropout` must"):
+        TransformerBlock(8, 2, 8, rate=1.5)
 
 
 def test_input_width_must_match_embed_dim():

@@ -262,8 +262,8 @@ def copy_model():
     vocab_size = 2 + DIGITS
     source_ids = keras.Input(shape=(COPY_LENGTH,), dtype="int32")
     target_ids = keras.Input(shape=(COPY_LENGTH,), dtype="int32")
-    source = TokenAndPositionEmbedding(vocab_size, COPY_LENGTH, 32)(source_ids)
-    target = TokenAndPositionEmbedding(vocab_size, COPY_LENGTH, 32, position="none")(target_ids)
+    source = TokenAndPositionEmbedding(COPY_LENGTH, vocab_size, 32)(source_ids)
+    target = TokenAndPositionEmbedding(COPY_LENGTH, vocab_size, 32, position="none")(target_ids)
     decoded = TransformerDecoderBlock(32, 2, 64, dropout=0.0)(target, source)
     probabilities = keras.layers.Dense(vocab_size, activation="softmax")(decoded)
     return keras.Model([target_ids, source_ids], probabilities)
