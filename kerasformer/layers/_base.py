@@ -47,4 +47,8 @@ def _config_value(name: str, value):
         return keras.initializers.serialize(value)
     if name == "activation":
         return keras.activations.serialize(value)
+    if name.endswith("regularizer"):
+        return None if value is None else keras.regularizers.serialize(value)
+    if name.endswith("constraint"):
+        return None if value is None else keras.constraints.serialize(value)
     return value

@@ -63,6 +63,12 @@ class MultiHeadAttention(QueryValueKeyLayer):
         span_penalty: L1 penalty on the adaptive spans, added as a layer loss.
         kernel_initializer: Initializer of the projection kernels.
         bias_initializer: Initializer of the projection biases.
+        kernel_regularizer: Regularizer of the projection kernels (a layer loss), as in
+            Keras's layer; ``activity_regularizer`` is a standard layer argument.
+        bias_regularizer: Regularizer of the projection biases.
+        kernel_constraint: Constraint applied to the projection kernels after each
+            optimizer step, e.g. ``"non_neg"`` or ``keras.constraints.MaxNorm(2)``.
+        bias_constraint: Constraint applied to the projection biases.
         **kwargs: Standard layer arguments (``name``, ``dtype``, ...).
 
     Call arguments:
@@ -95,6 +101,7 @@ class MultiHeadAttention(QueryValueKeyLayer):
         "num_heads", "key_dim", "value_dim", "dropout", "use_bias", "output_dim", "position",
         "max_wavelength", "num_buckets", "max_distance", "bidirectional", "attention_span",
         "span_ramp", "span_penalty", "kernel_initializer", "bias_initializer",
+        "kernel_regularizer", "bias_regularizer", "kernel_constraint", "bias_constraint",
     )  # fmt: skip
 
     def __init__(
@@ -115,6 +122,10 @@ class MultiHeadAttention(QueryValueKeyLayer):
         span_penalty: float = 2e-6,
         kernel_initializer="glorot_uniform",
         bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -146,6 +157,10 @@ class MultiHeadAttention(QueryValueKeyLayer):
         self.span_penalty = float(span_penalty)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
+        self.kernel_constraint = keras.constraints.get(kernel_constraint)
+        self.bias_constraint = keras.constraints.get(bias_constraint)
 
         self.rotary = (
             RotaryEmbedding(self.max_wavelength, dtype=self.dtype_policy, name="rotary")
@@ -180,18 +195,23 @@ class MultiHeadAttention(QueryValueKeyLayer):
             ("attention_output", (heads, v, output_dim), (output_dim,)),
         ):
             # "query_kernel", not "query/kernel": Keras 3 allows no "/" in weight names.
-            kernel = self._weight(f"{name}_kernel", shape, self.kernel_initializer)
+            kernel = self._weight(f"{name}_kernel", shape, "kernel")
             setattr(self, f"{name}_kernel", kernel)
-            bias_weight = (
-                self._weight(f"{name}_bias", bias, self.bias_initializer) if self.use_bias else None
-            )
+            bias_weight = self._weight(f"{name}_bias", bias, "bias") if self.use_bias else None
             setattr(self, f"{name}_bias", bias_weight)
         for layer in (self.relative_position_bias, self.span):
             if layer is not None:
                 build_in_scope(layer, None)
 
-    def _weight(self, name, shape, initializer):
-        return self.add_weight(name=name, shape=shape, initializer=fresh_copy(initializer))
+    def _weight(self, name, shape, kind: str):
+        """A ``kind`` ("kernel" or "bias") weight with that kind's initializer,
+        regularizer and constraint."""
+        return self.add_weight(
+            name=name, shape=shape,
+            initializer=fresh_copy(getattr(self, f"{kind}_initializer")),
+            regularizer=getattr(self, f"{kind}_regularizer"),
+            constraint=getattr(self, f"{kind}_constraint"),
+        )  # fmt: skip
 
     def __call__(self, *args, cache=None, cache_index=None, **kwargs):
         # Checked before Keras's __call__, which would wrap an error raised in call in

@@ -8,7 +8,7 @@ from kerasformer.layers.multi_head_attention import MultiHeadAttention
 from kerasformer.validation import LayerError
 from tests.helpers.arrays import normal
 from tests.helpers.numpy_reference import multi_head_cross_attention, t5_relative_bias
-from tests.helpers.weights import attention_weights, randomise
+from tests.helpers.weights import attention_weights, numpy, randomise
 from tests.layers.harness import run_layer_test
 
 BATCH = 2
@@ -380,3 +380,45 @@ def test_harness_attention_span(tmp_path):
         call_kwargs={"use_causal_mask": True}, expected_num_trainable_weights=9,
         tmp_path=tmp_path,
     )  # fmt: skip
+
+
+def test_regularizers_add_their_penalties_and_constraints_hold_after_a_step():
+    """As on Keras's layer: an L2 kernel regularizer's loss is 0.1 x the sum of squares of
+    the four kernels (checked in NumPy), a bias regularizer adds the biases'; after one
+    optimizer step a non-negative constraint leaves no negative kernel, and a max-norm
+    bias constraint no bias column over its norm."""
+    layer = MultiHeadAttention(
+        num_heads=2, key_dim=3, kernel_regularizer=keras.regularizers.L2(0.1),
+        bias_regularizer="l2", kernel_constraint="non_neg",
+        bias_constraint=keras.constraints.MaxNorm(0.05, axis=0),
+        bias_initializer="ones",
+    )  # fmt: skip
+    x = np.random.default_rng(0).standard_normal((4, 5, 6)).astype("float32")
+    inputs = keras.Input((5, 6))
+    model = keras.Model(inputs, layer(inputs, inputs))
+    kernels = [layer.query_kernel, layer.key_kernel, layer.value_kernel,
+               layer.attention_output_kernel]  # fmt: skip
+    biases = [layer.query_bias, layer.key_bias, layer.value_bias, layer.attention_output_bias]
+    expected = 0.1 * sum(float((numpy(k) ** 2).sum()) for k in kernels)
+    expected += 0.01 * sum(float((numpy(b) ** 2).sum()) for b in biases)  # "l2" is L2(0.01)
+    penalties = float(sum(ops.convert_to_numpy(loss) for loss in model.losses))
+    assert penalties == pytest.approx(expected, rel=1e-5)
+    model.compile(keras.optimizers.SGD(0.1), loss="mse")
+    model.train_on_batch(x, np.ones((4, 5, 6), "float32"))
+    assert all(numpy(k).min() >= 0 for k in kernels)
+    for bias in biases:
+        norms = np.sqrt((numpy(bias) ** 2).sum(axis=0))
+        assert norms.max() <= 0.05 + 1e-6
+
+
+def test_regularizers_and_constraints_are_saved_in_the_config():
+    layer = MultiHeadAttention(
+        num_heads=2, key_dim=3, kernel_regularizer=keras.regularizers.L2(0.1),
+        kernel_constraint="non_neg",
+    )  # fmt: skip
+    config = layer.get_config()
+    assert config["bias_regularizer"] is None and config["bias_constraint"] is None
+    clone = MultiHeadAttention.from_config(config)
+    assert float(clone.kernel_regularizer.l2) == pytest.approx(0.1)
+    assert isinstance(clone.kernel_constraint, keras.constraints.NonNeg)
+    assert clone.get_config() == config
