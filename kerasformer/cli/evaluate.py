@@ -182,7 +182,7 @@ READ_FOR = {
 
 def require_options_of_the_kind(args: argparse.Namespace, kind) -> None:
     """Refuse an option that the export's kind does not read, naming the kinds it is for
-    (anything not a tagger or a translator is read as a classifier, which says what it is)."""
+    (any other export is read as a classifier, whose loader says what it is)."""
     from kerasformer.errors import KerasformerError
 
     measured_apart = ("tagger", "translator", "language-model", "question answerer")

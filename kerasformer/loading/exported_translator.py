@@ -73,8 +73,11 @@ class ExportedTranslator:
 
     def problem(self, text: str) -> str | None:
         """Why ``text`` cannot be translated (no words, too many), or None if it can."""
-        (words,) = self._words(utf8_texts([text], "translating"))
-        return sentence_problem(len(words), self.maxlen, "words")
+        return sentence_problem(self.source_lengths([text])[0], self.maxlen, "words")
+
+    def source_lengths(self, texts: Sequence[str]) -> list[int]:
+        """How many words each sentence has for this export (`Translator.source_lengths`)."""
+        return [len(words) for words in self._words(utf8_texts(texts, "translating"))]
 
     def known_words(self, texts: Sequence[str]) -> list[int]:
         """How many words of each sentence are in the source vocabulary."""
@@ -131,8 +134,8 @@ def served_beam_widths(settings: dict) -> set[int]:
 def serving_translator(export_dir: str | Path, beam_width: int):
     """What translates at ``beam_width``: the export's own signature where it has one for
     that width (TensorFlow alone), else the Keras model (`load_translator`): another beam
-    width, or a translator that reads subwords. Both give ``problem(text)``,
-    ``known_words(texts)`` and ``translate(texts, beam_width)``."""
+    width, or a translator that reads subwords. Both give ``maxlen``, ``problem(text)``,
+    ``source_lengths(texts)``, ``known_words(texts)`` and ``translate(texts, beam_width)``."""
     exported = ExportedTranslator.load_if_serves(export_dir, beam_width)
     if exported is not None:
         return exported

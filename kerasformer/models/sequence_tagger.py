@@ -194,12 +194,13 @@ class SequenceTagger(WordTagger):
         return tag_ids(self.tag_names, tags)
 
     def probabilities(self, sentences, batch_size: int = 64) -> list[np.ndarray]:
-        """Each sentence's ``(words, tags)`` tag probabilities."""
+        """Each sentence's ``(words, tags)`` tag probabilities; a sentence of more than
+        `WORD_WINDOW` words read window by window, as the SavedModel reads it."""
         out: list[np.ndarray] = []
         for begin in range(0, len(sentences), batch_size):
             chunk = list(sentences[begin : begin + batch_size])
             features = padded_features(self.ragged_features(chunk))
-            logits = self.model(features, training=False)
+            logits = read_in_windows(lambda window: self.model(window, training=False), features)
             probs = tf.nn.softmax(tf.cast(logits, tf.float32)).numpy()
             out += [probs[i, : len(words)] for i, words in enumerate(chunk)]
         return out

@@ -83,7 +83,8 @@ def read_windows(read: Callable, features: dict, window: int):
         name: tf.signal.frame(values, window, stride, pad_end=True, axis=1)
         for name, values in features.items()
     }
-    batch, windows = tf.shape(framed["word_ids"])[0], tf.shape(framed["word_ids"])[1]
+    shape = tf.shape(next(iter(framed.values())))
+    batch, windows = shape[0], shape[1]
     flat = {
         name: tf.reshape(values, tf.concat([[-1, window], tf.shape(values)[3:]], axis=0))
         for name, values in framed.items()

@@ -27,7 +27,7 @@ from kerasformer.training.token_crossentropy import (
     require_label_smoothing,
     token_crossentropy,
 )
-from kerasformer.training.translation_metrics import cased_and_lowercased_scores
+from kerasformer.training.translator_evaluation import scored_translations
 
 VOCAB_SIZE = defaults.TRANSLATION_VOCAB_SIZE
 SUBWORD_VOCAB_SIZE = defaults.SUBWORD_VOCAB_SIZE
@@ -154,18 +154,10 @@ def evaluate_translations(
     )
     batches = teacher_forcing_batches(examples, batch_size, translator.maxlen)
     loss, accuracy = next_token_loss_and_accuracy(translator.model, batches)
-    readable = [
-        index for index, length in enumerate(translator.source_lengths(part.sources))
-        if 0 < length <= translator.maxlen
-    ]  # fmt: skip
-    hypotheses = translator.translate([part.sources[i] for i in readable], beam_width)
-    references = [part.targets[i] for i in readable]
     return {
         "loss": float(loss),
         "token_accuracy": float(accuracy),
-        **cased_and_lowercased_scores(hypotheses, references),
-        "sentences_skipped": len(part) - len(readable),
-        "beam_width": beam_width,
+        **scored_translations(translator, part, beam_width),
     }
 
 
