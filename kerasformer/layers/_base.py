@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from kerasformer.validation import LayerError
 
-from .backend import OTHER_NAMESPACE_ADVICE, is_other_keras_tensor, keras, name_scope
+from .backend import (
+    OTHER_NAMESPACE_ADVICE,
+    is_other_keras_tensor,
+    keras,
+    name_scope,
+    policy_with_quantized_sublayers,
+)
 
 
 class Layer(keras.layers.Layer):
@@ -16,7 +22,8 @@ class Layer(keras.layers.Layer):
 
     ``_config_arguments`` names the layer's own constructor arguments, each of which
     ``__init__`` stores under the same name: `get_config` returns them all, so a saved
-    layer is made again with the arguments it was made with.
+    layer is made again with the arguments it was made with. Its ``dtype`` also names the
+    policy of every quantized sub-layer, so a quantized layer loads quantized.
     """
 
     _config_arguments: tuple[str, ...] = ()
@@ -28,6 +35,9 @@ class Layer(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
+        policy = policy_with_quantized_sublayers(self)
+        if policy is not self.dtype_policy:
+            config["dtype"] = keras.dtype_policies.serialize(policy)
         config.update(
             {name: _config_value(name, getattr(self, name)) for name in self._config_arguments}
         )

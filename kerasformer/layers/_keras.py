@@ -42,6 +42,66 @@ def attached_mask(tensor):
     return None if tensor is None else get_keras_mask(tensor)
 
 
+@contextlib.contextmanager
+def masks_hidden(*tensors):
+    """Within, ``tensors`` carry no Keras mask; their masks are put back after.
+
+    Keras 3 warns when a layer that takes no mask (an ``EinsumDense``) gets an input
+    carrying one; an attention layer has read its inputs' masks before projecting them.
+    """
+    from keras.src.backend import get_keras_mask, set_keras_mask
+
+    saved = [(tensor, get_keras_mask(tensor)) for tensor in tensors if tensor is not None]
+    for tensor, mask in saved:
+        if mask is not None:
+            set_keras_mask(tensor, None)
+    try:
+        yield
+    finally:
+        for tensor, mask in saved:
+            if mask is not None:
+                set_keras_mask(tensor, mask)
+
+
+def flash_attention_default():
+    """Keras's global flash-attention setting: None (the backend decides), True or False."""
+    return keras.config.is_flash_attention_enabled()
+
+
+def fused_attention():
+    """``keras.ops.dot_product_attention``, which takes a fused kernel where the backend
+    has one."""
+    return ops.dot_product_attention
+
+
+def traced_output_spec(layer, *args, **kwargs):
+    """The outputs' specs, found by running ``layer.call`` on symbolic inputs."""
+    return keras.Operation.compute_output_spec(layer, *args, **kwargs)
+
+
+def policy_with_quantized_sublayers(layer):
+    """``layer``'s dtype policy, or a ``DTypePolicyMap`` that also names the policy of each
+    quantized sub-layer by its path.
+
+    Keras saves a layer's own policy only; a layer that makes its sub-layers itself would
+    make them again unquantized when loaded, and their int8 weights would not fit. With
+    the map, each sub-layer is made with its saved policy (KerasHub's backbones do this).
+    """
+    policy = layer.dtype_policy
+    if isinstance(policy, keras.dtype_policies.DTypePolicyMap):
+        return policy
+    quantized = [
+        sublayer for sublayer in layer._flatten_layers(include_self=False)
+        if sublayer.quantization_mode is not None
+    ]  # fmt: skip
+    if not quantized:
+        return policy
+    policy_map = keras.dtype_policies.DTypePolicyMap(default_policy=policy)
+    for sublayer in quantized:
+        policy_map[sublayer.path] = sublayer.dtype_policy
+    return policy_map
+
+
 def is_other_keras_tensor(value) -> bool:
     """Whether ``value`` is a tf-keras symbolic tensor, which these layers cannot take."""
     return type(value).__module__.startswith("tf_keras")

@@ -20,10 +20,15 @@ from ._keras import (
     KERAS_VERSION,
     OTHER_NAMESPACE_ADVICE,
     attached_mask,
+    flash_attention_default,
+    fused_attention,
     is_other_keras_tensor,
     keras,
+    masks_hidden,
     name_scope,
     ops,
+    policy_with_quantized_sublayers,
+    traced_output_spec,
 )
 
 
@@ -141,11 +146,16 @@ __all__ = [
     "checked_ids",
     "checked_length",
     "compute_dtype_inputs",
+    "flash_attention_default",
     "fresh_copy",
+    "fused_attention",
     "is_other_keras_tensor",
     "keras",
     "keras_mask",
+    "masks_hidden",
     "name_scope",
     "ops",
+    "policy_with_quantized_sublayers",
     "serializable",
+    "traced_output_spec",
 ]

@@ -69,23 +69,31 @@ def attention_scores(query, key, scale=None):
     return ops.cast(scores, "float32") * scale
 
 
-def masked_softmax(scores, mask=None, use_causal_mask=False, query_start=0):
-    """Softmax over the keys (last axis), giving masked keys no weight.
+def masked_softmax(scores, mask=None, use_causal_mask=False, query_start=0, axis=-1):
+    """Softmax over the keys, giving masked keys no weight.
 
     ``mask`` broadcasts to the scores, ``True`` where a query may attend to a key;
     ``use_causal_mask`` also hides every key after its query, counting queries from
-    ``query_start``.
+    ``query_start``. ``axis`` is the keys' axis, or a tuple of axes when attention runs
+    over several (Keras's ``attention_axes``): the softmax then normalises over them jointly.
     """
     if use_causal_mask:
         shape = ops.shape(scores)
         mask = combine_masks(mask, causal_mask(shape[-2], shape[-1], query_start))
-    if mask is None:
-        return ops.softmax(scores, axis=-1)
-    mask = ops.cast(mask, scores.dtype)
-    weights = ops.softmax(scores + (1.0 - mask) * -1e9, axis=-1)
+    if mask is not None:
+        mask = ops.cast(mask, scores.dtype)
+        scores = scores + (1.0 - mask) * -1e9
+    weights = _softmax(scores, axis)
     # A query with no key to attend to (a padded query) gets all-zero weights, as in
     # Keras 3's Softmax, not a uniform average over padding.
-    return weights * mask
+    return weights if mask is None else weights * mask
+
+
+def _softmax(x, axis):
+    if isinstance(axis, int):
+        return ops.softmax(x, axis=axis)
+    exponentials = ops.exp(x - ops.max(x, axis=axis, keepdims=True))
+    return exponentials / ops.sum(exponentials, axis=axis, keepdims=True)
 
 
 def attention_weights(query, key, mask=None, bias=None, use_causal_mask=False, scale=None):

@@ -26,9 +26,10 @@ def attention_weights(attention) -> dict:
     """A `MultiHeadAttention`'s kernels and biases as the NumPy reference names them:
     ``wq, bq, wk, bk, wv, bv, wo, bo`` (a bias None where the layer has none)."""
     weights = {}
+    projections = attention.projections()
     for letter, name in (("q", "query"), ("k", "key"), ("v", "value"), ("o", "attention_output")):
-        weights[f"w{letter}"] = numpy(getattr(attention, f"{name}_kernel"))
-        weights[f"b{letter}"] = numpy(getattr(attention, f"{name}_bias"))
+        weights[f"w{letter}"] = numpy(projections[name].kernel)
+        weights[f"b{letter}"] = numpy(projections[name].bias)
     return weights
 
 

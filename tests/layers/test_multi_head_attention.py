@@ -396,9 +396,8 @@ def test_regularizers_add_their_penalties_and_constraints_hold_after_a_step():
     x = np.random.default_rng(0).standard_normal((4, 5, 6)).astype("float32")
     inputs = keras.Input((5, 6))
     model = keras.Model(inputs, layer(inputs, inputs))
-    kernels = [layer.query_kernel, layer.key_kernel, layer.value_kernel,
-               layer.attention_output_kernel]  # fmt: skip
-    biases = [layer.query_bias, layer.key_bias, layer.value_bias, layer.attention_output_bias]
+    kernels = [dense.kernel for dense in layer.projections().values()]
+    biases = [dense.bias for dense in layer.projections().values()]
     expected = 0.1 * sum(float((numpy(k) ** 2).sum()) for k in kernels)
     expected += 0.01 * sum(float((numpy(b) ** 2).sum()) for b in biases)  # "l2" is L2(0.01)
     penalties = float(sum(ops.convert_to_numpy(loss) for loss in model.losses))

@@ -162,8 +162,8 @@ def test_key_dim_defaults_to_embed_dim_over_heads_and_seed_width_is_reachable():
     seed_width = TransformerBlock(32, num_heads=2, ff_dim=32, key_dim=32)
     for block in (default, seed_width):
         block.build((None, None, 32))
-    assert tuple(default.attention.query_kernel.shape) == (32, 2, 16)
-    assert tuple(seed_width.attention.query_kernel.shape) == (32, 2, 32)
+    assert tuple(default.attention.query_dense.kernel.shape) == (32, 2, 16)
+    assert tuple(seed_width.attention.query_dense.kernel.shape) == (32, 2, 32)
     # The seed's block had 10,656 parameters (seed 001's model summary).
     assert seed_width.count_params() == 10_656
 

@@ -5,6 +5,8 @@ and kerasformer's models, trainer and exports use, with `_tf_ops` standing for
 
 from __future__ import annotations
 
+import contextlib
+
 from kerasformer.backend import keras, tf
 from kerasformer.tf_keras.layers import _tf_ops as ops  # noqa: F401  (the layers take it from here)
 
@@ -19,6 +21,32 @@ def name_scope(name: str):
 def attached_mask(tensor):
     """The Keras mask a previous layer attached to ``tensor``, or None."""
     return getattr(tensor, "_keras_mask", None)
+
+
+def masks_hidden(*tensors):
+    """tf-keras passes no implicit mask to a layer that takes none: nothing to hide."""
+    del tensors
+    return contextlib.nullcontext()
+
+
+def flash_attention_default():
+    """tf-keras has no flash attention."""
+    return None
+
+
+def fused_attention():
+    """None: tf-keras has no ``dot_product_attention`` (and TensorFlow no fused kernel)."""
+    return None
+
+
+def traced_output_spec(layer, *args, **kwargs):
+    """Not used: tf-keras finds output shapes by running ``call`` itself."""
+    raise NotImplementedError
+
+
+def policy_with_quantized_sublayers(layer):
+    """``layer``'s dtype policy: tf-keras layers cannot be quantized."""
+    return layer.dtype_policy
 
 
 def is_other_keras_tensor(value) -> bool:
