@@ -12,7 +12,7 @@ from kerasformer.validation import (
 
 from ._base import Layer, build_in_scope
 from .backend import keras
-from .multi_head_attention import require_position
+from .multi_head_attention import LORA_TARGETS, require_position
 
 
 class TransformerLayer(Layer):
@@ -76,6 +76,37 @@ class TransformerLayer(Layer):
 
     def _feed_forward(self, x):
         return self.ff_output(self.ff_hidden(x))
+
+    def _attention_layers(self) -> tuple:
+        """The block's built attention sub-layers."""
+        raise NotImplementedError
+
+    def enable_lora(
+        self, rank: int, targets=LORA_TARGETS, a_initializer="he_uniform", b_initializer="zeros"
+    ) -> None:
+        """Fine-tune with LoRA: low-rank updates of the attention's ``targets``
+        projections (query and value by default), every other weight of the block frozen.
+
+        See `MultiHeadAttention.enable_lora`; Keras 3 only. A model saved afterwards holds
+        the merged kernels.
+        """
+        attentions = self._attention_layers()
+        for attention in attentions:
+            attention._built_projections("enable_lora")  # fails before any weight changes
+        for variable in self.weights:
+            variable.trainable = False
+        for attention in attentions:
+            attention.enable_lora(rank, targets, a_initializer, b_initializer)
+
+    def quantize(self, mode=None, type_check=True, config=None):
+        """Quantize the kernels of the attention projections and of the feed-forward
+        network (``"int8"``, or Keras's other modes), as ``Model.quantize`` does. Keras 3
+        only; a quantized block saves and loads quantized."""
+        attentions = self._attention_layers()
+        for attention in attentions:
+            attention._built_projections("quantize")
+        for layer in (*attentions, self.ff_hidden, self.ff_output):
+            layer.quantize(mode, type_check=type_check, config=config)
 
     def compute_mask(self, inputs, mask=None):
         return mask

@@ -113,6 +113,9 @@ class TransformerBlock(TransformerLayer):
         self._build_sublayers(input_shape, self.attention, self.attention_norm)
         self.built = True
 
+    def _attention_layers(self) -> tuple:
+        return (self.attention,)
+
     def call(self, inputs, training=None, mask=None, return_attention_scores=False):
         def attend(x):
             return self.attention(

@@ -130,6 +130,11 @@ class TransformerDecoderBlock(TransformerLayer):
         ):
             build_in_scope(layer, *shapes)
 
+    def _attention_layers(self) -> tuple:
+        if self._encoder_shape is None:
+            return (self.self_attention,)
+        return (self.self_attention, self.cross_attention)
+
     def get_build_config(self):
         return {
             "inputs_shape": self._inputs_shape,

@@ -189,7 +189,9 @@ def multi_head_cross_attention(
     K W_k^h + b_k^h, V W_v^h + b_v^h), output = Concat(head_1 .. head_H) W_o + b_o.
 
     ``w``: wq (dq, H, key_dim), wk (dk, H, key_dim), wv (dv, H, value_dim), wo (H,
-    value_dim, out) and biases bq, bk, bv (H, dim), bo (out), each None when absent.
+    value_dim, out) and biases bq, bk, bv (H, dim), bo (out), each None when absent;
+    with ``wg`` (dq, H, value_dim) and ``bg``, each head's output is gated by
+    sigmoid(Q W_g^h + b_g^h) (Gated Attention, Qiu et al. 2025).
     ``mask`` (b, q, k), True = attend; ``score_bias`` (H, q, k) is added to each head's
     scores (T5); with ``rotary_wavelength`` queries at positions ``query_start + i`` and
     keys at positions ``j`` are rotated by RoPE first. Returns outputs (b, q, out) and
@@ -219,6 +221,9 @@ def multi_head_cross_attention(
             q, k, v, None if mask is None else mask,
             None if score_bias is None else score_bias[h][None],
         )  # fmt: skip
+        if w.get("wg") is not None:
+            gate = project(query, w["wg"][:, h], None if w["bg"] is None else w["bg"][h])
+            attended = attended / (1.0 + np.exp(-gate))
         head_outputs.append(attended)
         weights.append(head_weights)
     concatenated = np.concatenate(head_outputs, axis=-1)  # (b, q, H * value_dim)

@@ -24,12 +24,16 @@ def randomise(layer, seed: int, keep: tuple[str, ...] = ()) -> None:
 
 def attention_weights(attention) -> dict:
     """A `MultiHeadAttention`'s kernels and biases as the NumPy reference names them:
-    ``wq, bq, wk, bk, wv, bv, wo, bo`` (a bias None where the layer has none)."""
+    ``wq, bq, wk, bk, wv, bv, wo, bo`` (a bias None where the layer has none), and
+    ``wg, bg`` with ``use_gate``."""
     weights = {}
     projections = attention.projections()
-    for letter, name in (("q", "query"), ("k", "key"), ("v", "value"), ("o", "attention_output")):
-        weights[f"w{letter}"] = numpy(projections[name].kernel)
-        weights[f"b{letter}"] = numpy(projections[name].bias)
+    for letter, name in (
+        ("q", "query"), ("k", "key"), ("v", "value"), ("o", "attention_output"), ("g", "gate"),
+    ):  # fmt: skip
+        if name in projections:
+            weights[f"w{letter}"] = numpy(projections[name].kernel)
+            weights[f"b{letter}"] = numpy(projections[name].bias)
     return weights
 
 

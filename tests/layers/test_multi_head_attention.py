@@ -36,8 +36,8 @@ KERAS_CASES = {
     "self-attention": (SELF, {"num_heads": 2, "key_dim": 4}, {}),
     "self-attention causal": (SELF, {"num_heads": 2, "key_dim": 4}, {"use_causal_mask": True}),
     "cross-attention": (CROSS, {"num_heads": 2, "key_dim": 4, "value_dim": 5}, {}),
-    "cross-attention output_dim": (
-        CROSS, {"num_heads": 2, "key_dim": 4, "value_dim": 5, "output_dim": 9}, {}
+    "cross-attention output_shape": (
+        CROSS, {"num_heads": 2, "key_dim": 4, "value_dim": 5, "output_shape": 9}, {}
     ),
     "cross-attention padding": (
         CROSS, {"num_heads": 2, "key_dim": 4, "value_dim": 5},
@@ -75,9 +75,7 @@ def keras_attention_mask(call_kwargs, query_length, key_length):
 def test_matches_keras_multi_head_attention_given_the_same_weights(case):
     shapes, init_kwargs, call_kwargs = KERAS_CASES[case]
     query, value, key = attention_inputs(shapes)
-    keras_kwargs = {k: v for k, v in init_kwargs.items() if k != "output_dim"}
-    if "output_dim" in init_kwargs:
-        keras_kwargs["output_shape"] = init_kwargs["output_dim"]
+    keras_kwargs = dict(init_kwargs)
     reference = keras.layers.MultiHeadAttention(**keras_kwargs)
     # Keras 3 on JAX fails unless it returns the scores when value_dim != key_dim.
     reference(query, value, key=key, return_attention_scores=True)
@@ -136,6 +134,12 @@ def test_keras_masks_in_a_functional_model_match_keras_layer_given_attention_mas
 
 NUMPY_CASES = {
     "self-attention": (SELF, {"num_heads": 2, "key_dim": 4}, {}),
+    # Keras's `use_gate`, which tf-keras's layer has not: against NumPy on every Keras.
+    "gated cross-attention padding": (
+        CROSS, {"num_heads": 2, "key_dim": 4, "value_dim": 5, "use_gate": True},
+        {"query_mask": QUERY_MASK, "value_mask": VALUE_MASK, "key_mask": KEY_MASK},
+    ),
+
     "cross-attention padding causal": (
         CROSS, {"num_heads": 2, "key_dim": 4, "value_dim": 5, "output_dim": 9},
         {"query_mask": QUERY_MASK, "value_mask": VALUE_MASK, "use_causal_mask": True},
@@ -421,3 +425,133 @@ def test_regularizers_and_constraints_are_saved_in_the_config():
     assert float(clone.kernel_regularizer.l2) == pytest.approx(0.1)
     assert isinstance(clone.kernel_constraint, keras.constraints.NonNeg)
     assert clone.get_config() == config
+
+
+# --- Keras's other arguments: attention axes, output shape, windows, mask shapes ---------
+
+
+def copied_layer(layer, x, **init_kwargs):
+    """A layer of ``init_kwargs`` with ``layer``'s weights, built on ``x``."""
+    other = MultiHeadAttention(**init_kwargs)
+    other(x, x)
+    other.set_weights(layer.get_weights())
+    return other
+
+
+def test_attention_over_two_axes_is_attention_over_their_flattened_positions():
+    """Attending over axes 1 and 2 of (batch, 3, 4, features) is the usual attention over
+    the 12 positions in a row, with the same weights (the flattened layer is itself
+    checked against NumPy above)."""
+    x = normal(0, BATCH, 3, 4, 8)
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, attention_axes=(1, 2), use_gate=True)
+    layer(x, x)
+    randomise(layer, seed=1)
+    outputs, weights = as_numpy(layer(x, x, return_attention_scores=True))
+    assert outputs.shape == x.shape and weights.shape == (BATCH, 2, 3, 4, 3, 4)
+
+    flat = x.reshape(BATCH, 12, 8)
+    flat_layer = copied_layer(layer, flat, num_heads=2, key_dim=4, use_gate=True)
+    expected, expected_weights = as_numpy(flat_layer(flat, flat, return_attention_scores=True))
+    np.testing.assert_allclose(outputs.reshape(BATCH, 12, 8), expected, **TOLERANCE)
+    np.testing.assert_allclose(weights.reshape(BATCH, 2, 12, 12), expected_weights, **TOLERANCE)
+
+
+def test_attention_over_one_axis_of_four_attends_within_each_slice_and_masks_the_future():
+    """``attention_axes=1`` on (batch, length, 3, features): each of the 3 slices
+    is its own sequence; a causal mask hides later positions in each."""
+    x = normal(2, BATCH, 5, 3, 8)
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, attention_axes=1)
+    layer(x, x)
+    randomise(layer, seed=3)
+    outputs = ops.convert_to_numpy(layer(x, x, use_causal_mask=True))
+    slices = np.transpose(x, (0, 2, 1, 3)).reshape(BATCH * 3, 5, 8)
+    per_slice = copied_layer(layer, slices, num_heads=2, key_dim=4)
+    expected = ops.convert_to_numpy(per_slice(slices, slices, use_causal_mask=True))
+    expected = np.transpose(expected.reshape(BATCH, 3, 5, 8), (0, 2, 1, 3))
+    np.testing.assert_allclose(outputs, expected, **TOLERANCE)
+
+
+def test_output_shape_as_a_tuple_is_the_flat_projection_reshaped():
+    x = normal(4, BATCH, 5, 8)
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, output_shape=(2, 3))
+    outputs = ops.convert_to_numpy(layer(x, x))
+    assert outputs.shape == (BATCH, 5, 2, 3)
+    assert layer.compute_output_shape((BATCH, 5, 8), (BATCH, 5, 8)) == (BATCH, 5, 2, 3)
+    flat = MultiHeadAttention(num_heads=2, key_dim=4, output_shape=6)
+    flat(x, x)
+    weights = layer.get_weights()
+    weights[-2] = weights[-2].reshape(2, 4, 6)
+    weights[-1] = weights[-1].reshape(6)
+    flat.set_weights(weights)
+    expected = ops.convert_to_numpy(flat(x, x))
+    np.testing.assert_allclose(outputs.reshape(BATCH, 5, 6), expected, **TOLERANCE)
+
+
+def test_output_dim_of_earlier_configs_is_read_as_output_shape():
+    layer = MultiHeadAttention.from_config({"num_heads": 2, "key_dim": 4, "output_dim": 7})
+    assert layer.get_config()["output_shape"] == (7,)
+    assert tuple(layer(normal(0, 1, 3, 5), normal(1, 1, 3, 5)).shape) == (1, 3, 7)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sliding_window_is_the_banded_attention_mask(causal):
+    """Each query sees the keys fewer than ``sliding_window`` positions away: the same as
+    passing that band as ``attention_mask`` (and the causal triangle with it)."""
+    x = normal(5, BATCH, 7, 8)
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, sliding_window=3)
+    layer(x, x)
+    randomise(layer, seed=6)
+    outputs, weights = as_numpy(
+        layer(x, x, use_causal_mask=causal, return_attention_scores=True)
+    )
+    distance = np.arange(7)[:, None] - np.arange(7)[None, :]
+    band = np.abs(distance) < 3
+    if causal:
+        band &= distance >= 0
+    assert np.all(weights[..., ~band] == 0.0) and np.all(weights[..., band] > 0.0)
+    plain = copied_layer(layer, x, num_heads=2, key_dim=4)
+    expected = ops.convert_to_numpy(plain(x, x, attention_mask=np.broadcast_to(band, (BATCH, 7, 7))))
+    np.testing.assert_allclose(outputs, expected, **TOLERANCE)
+
+
+def test_an_attention_mask_with_or_without_batch_and_heads_axes_gives_the_same_outputs():
+    x = normal(7, BATCH, 5, 8)
+    band = np.tril(np.ones((5, 5), bool))
+    band[3, 1] = False
+    layer = MultiHeadAttention(num_heads=2, key_dim=4)
+    outputs = [
+        ops.convert_to_numpy(layer(x, x, attention_mask=mask, query_mask=QUERY_MASK[:, :4].repeat(2, 1)[:, :5]))
+        for mask in (band, np.broadcast_to(band, (BATCH, 5, 5)), np.broadcast_to(band, (BATCH, 2, 5, 5)))
+    ]  # fmt: skip
+    np.testing.assert_allclose(outputs[1], outputs[0], **TOLERANCE)
+    np.testing.assert_allclose(outputs[2], outputs[0], **TOLERANCE)
+
+
+def test_value_and_key_of_different_lengths_are_refused_in_keras_words():
+    layer = MultiHeadAttention(num_heads=2, key_dim=4)
+    with pytest.raises(ValueError, match="must be equal"):
+        layer(normal(0, 1, 3, 8), normal(1, 1, 4, 8), key=normal(2, 1, 5, 8))
+    with pytest.raises(ValueError, match="must be equal"):
+        layer.compute_output_shape((1, 3, 8), (1, 4, 8), (1, 5, 8))
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"num_heads": 1.5, "key_dim": 4}, "argument `num_heads`"),
+        ({"num_heads": 2, "key_dim": 0}, "argument `key_dim`"),
+        ({"num_heads": 2, "key_dim": 4, "output_shape": 8.0}, "Invalid `output_shape`"),
+        ({"num_heads": 2, "key_dim": 4, "sliding_window": 0}, "`sliding_window`"),
+        ({"num_heads": 2, "key_dim": 4, "attention_axes": "1"}, "`attention_axes` must be"),
+    ],
+)
+def test_bad_arguments_are_refused_in_one_line(kwargs, message):
+    with pytest.raises(LayerError, match=message):
+        MultiHeadAttention(**kwargs)
+
+
+def test_positions_and_spans_refuse_attention_over_other_axes():
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, position="rotary", attention_axes=(1, 2))
+    x = normal(0, 1, 3, 4, 8)
+    with pytest.raises(LayerError, match="attend over the length"):
+        layer(x, x)
