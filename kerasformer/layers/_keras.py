@@ -8,6 +8,7 @@ module stands where this one does.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 
 # TensorFlow's C++ INFO lines bury the output when Keras 3 runs on TensorFlow.
@@ -68,10 +69,31 @@ def flash_attention_default():
     return keras.config.is_flash_attention_enabled()
 
 
-def fused_attention():
-    """``keras.ops.dot_product_attention``, which takes a fused kernel where the backend
-    has one."""
-    return ops.dot_product_attention
+def fused_attention(requested: bool = False):
+    """``keras.ops.dot_product_attention`` where the backend has a fused attention kernel
+    for this device, or where flash attention is ``requested``; otherwise None.
+
+    The fused kernels are JAX's and PyTorch's on a GPU or TPU. On a CPU, and on TensorFlow
+    (whose Keras op writes the same einsums out), the layer's own batched matmuls took
+    0.74x to 0.96x of that op's time (``bench/attention_speed.py``), so it keeps them.
+    """
+    if requested or _has_fused_attention_kernel():
+        return ops.dot_product_attention
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _has_fused_attention_kernel() -> bool:
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        return jax.default_backend() in ("gpu", "tpu")
+    if backend == "torch":
+        import torch
+
+        return torch.cuda.is_available()
+    return False
 
 
 def traced_output_spec(layer, *args, **kwargs):

@@ -471,7 +471,7 @@ class MultiHeadAttention(QueryValueKeyLayer):
                 ops.shape(query)[1], ops.shape(key)[1], query_start
             )
         dropout_active = self.dropout > 0 and training is not None and training is not False
-        fused = fused_attention()
+        fused = fused_attention(requested=bool(self._flash_attention))
         if (
             fused is not None and self._over_length_only and self.span is None
             and not return_attention_scores and not dropout_active
@@ -521,6 +521,29 @@ class MultiHeadAttention(QueryValueKeyLayer):
         weights = ops.cast(weights, queries.dtype)
         attended = ops.matmul(self.weights_dropout(weights, training=training), values)
         return ops.transpose(attended, (0, 2, 1, 3)), weights
+
+    def load_own_variables(self, store):
+        """Read a layer saved before the projections were sub-layers, when they were this
+        layer's own weights (query, key, value and output kernels, each with its bias, in
+        Keras's order), as well as one saved since (which has no weights of its own)."""
+        if not len(store.keys()):
+            return super().load_own_variables(store)
+        projections = self.projections()
+        targets = [
+            variable
+            for name in ("query", "key", "value", "attention_output")
+            for variable in projections[name].weights
+        ]
+        if len(store.keys()) != len(targets):
+            raise LayerError(
+                f"MultiHeadAttention {self.name!r} was saved with {len(store.keys())} weights "
+                f"of its own and reads {len(targets)} (use_bias={self.use_bias}); the file does "
+                "not match its config."
+            )
+        for index, variable in enumerate(targets):
+            variable.assign(store[str(index)])
+        for layer in projections.values():
+            _skip_next_load(layer)
 
     def compute_output_shape(self, query_shape, value_shape, key_shape=None):
         query_shape, value_shape = tuple(query_shape), tuple(value_shape)
@@ -629,6 +652,17 @@ def require_position(position) -> str:
     return position
 
 
+def _skip_next_load(layer) -> None:
+    """Make ``layer``'s next `load_own_variables` read nothing: a file of the earlier
+    layout has no entry of its own for it, and its weights are already read."""
+
+    def skip(store):
+        del store
+        del layer.load_own_variables  # the class's own method again
+
+    layer.load_own_variables = skip
+
+
 def require_size_argument(name: str, value) -> int:
     """A positive integer, refused in Keras's words ("argument `num_heads`")."""
     if not is_whole_number(value) or value <= 0:
@@ -675,7 +709,7 @@ def checked_attention_axes(attention_axes):
 def checked_flash_attention(flash_attention, dropout: float):
     """Whether to ask for flash attention: the argument, else Keras's global setting."""
     flash = flash_attention or flash_attention_default()
-    if flash and fused_attention() is None:
+    if flash and fused_attention(requested=True) is None:
         raise LayerError(
             "flash attention needs Keras 3's ops.dot_product_attention; tf-keras has none. "
             "Leave flash_attention unset here."

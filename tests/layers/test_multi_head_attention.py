@@ -1,10 +1,16 @@
 """MultiHeadAttention against Keras's own layer and a NumPy reference; positions, cache."""
 
+import io
+import json
+import zipfile
+
+import h5py
 import numpy as np
 import pytest
 
-from kerasformer.layers.backend import keras, ops
+from kerasformer.layers.backend import backend_name, keras, ops
 from kerasformer.layers.multi_head_attention import MultiHeadAttention
+from kerasformer.layers.transformer_block import TransformerBlock
 from kerasformer.validation import LayerError
 from tests.helpers.arrays import normal
 from tests.helpers.numpy_reference import multi_head_cross_attention, t5_relative_bias
@@ -555,3 +561,124 @@ def test_positions_and_spans_refuse_attention_over_other_axes():
     x = normal(0, 1, 3, 4, 8)
     with pytest.raises(LayerError, match="attend over the length"):
         layer(x, x)
+
+
+# --- Files saved before the projections were sub-layers ------------------------------------
+
+NEW_ARGUMENTS = ("attention_axes", "sliding_window", "flash_attention", "use_gate", "seed")
+
+
+def earlier_weights(data: bytes) -> bytes:
+    """A weights file with each attention's projections as its own eight weights (query,
+    key, value, output: kernel then bias), as kerasformer saved them before."""
+    buffer = io.BytesIO(data)
+    with h5py.File(buffer, "r+") as weights:
+        parents = []
+        weights.visit(lambda name: parents.append(name.rsplit("/", 1)[0])
+                      if name.endswith("query_dense") else None)  # fmt: skip
+        for parent in parents:
+            group = weights[parent]
+            arrays = []
+            for projection in ("query_dense", "key_dense", "value_dense", "output_dense"):
+                (name,) = [n for n in group if n.endswith(projection)]
+                variables = group[f"{name}/vars"]
+                arrays += [variables[str(i)][()] for i in range(len(variables))]
+                del group[name]
+            for index, array in enumerate(arrays):
+                group.require_group("vars").create_dataset(str(index), data=array)
+    return buffer.getvalue()
+
+
+def earlier_config(data: bytes) -> bytes:
+    def rewrite(node):
+        if isinstance(node, dict):
+            if "num_heads" in node and "output_shape" in node:
+                shape = node.pop("output_shape")
+                node["output_dim"] = None if shape is None else shape[0]
+                for name in NEW_ARGUMENTS:
+                    node.pop(name, None)
+            for value in node.values():
+                rewrite(value)
+        elif isinstance(node, list):
+            for value in node:
+                rewrite(value)
+
+    config = json.loads(data)
+    rewrite(config)
+    return json.dumps(config).encode()
+
+
+def test_a_keras_file_saved_before_the_projections_were_sublayers_still_loads(tmp_path):
+    """A model with an encoder block and a cross-attention (with ``output_dim``), saved in
+    the earlier layout, loads and predicts as the model it was saved from."""
+    inputs = keras.Input((5, 8))
+    encoded = TransformerBlock(8, 2, 16)(inputs)
+    outputs = MultiHeadAttention(num_heads=2, key_dim=3, output_dim=6)(encoded, inputs)
+    model = keras.Model(inputs, outputs)
+    randomise(model, seed=9)
+    model.save(tmp_path / "now.keras")
+    with zipfile.ZipFile(tmp_path / "now.keras") as now, zipfile.ZipFile(
+        tmp_path / "earlier.keras", "w"
+    ) as earlier:
+        for item in now.infolist():
+            data = now.read(item.filename)
+            if item.filename.endswith(".weights.h5"):
+                data = earlier_weights(data)
+            elif item.filename == "config.json":
+                data = earlier_config(data)
+            earlier.writestr(item, data)
+    with zipfile.ZipFile(tmp_path / "earlier.keras") as earlier:
+        assert "output_dim" in earlier.read("config.json").decode()
+    reloaded = keras.models.load_model(tmp_path / "earlier.keras")
+    x = normal(3, BATCH, 5, 8)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(reloaded(x)), ops.convert_to_numpy(model(x)), **TOLERANCE
+    )
+
+
+# --- The fused kernel's path (GPUs), checked here on the CPU -------------------------------
+
+FUSED_CASES = {
+    "padded cross-attention": (
+        CROSS, {"num_heads": 2, "key_dim": 4},
+        {"query_mask": QUERY_MASK, "value_mask": VALUE_MASK, "key_mask": KEY_MASK},
+    ),
+    "causal only": (SELF, {"num_heads": 2, "key_dim": 4}, {"use_causal_mask": True}),
+    "causal and padding": (
+        SELF, {"num_heads": 2, "key_dim": 4},
+        {"query_mask": VALUE_MASK, "value_mask": VALUE_MASK, "use_causal_mask": True},
+    ),
+    "relative, gated": (SELF, {"num_heads": 2, "key_dim": 4, "use_gate": True, **RELATIVE}, {}),
+    "rotary, sliding window": (
+        SELF, {"num_heads": 2, "key_dim": 4, "sliding_window": 2, **ROTARY},
+        {"use_causal_mask": True},
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(FUSED_CASES))
+def test_the_fused_kernel_path_gives_the_matmul_paths_outputs(case, monkeypatch):
+    """Where a fused kernel exists (JAX or PyTorch on a GPU), the layer calls
+    ``keras.ops.dot_product_attention``; made to take that path here, it gives the outputs
+    of its own matmul path, a padded query's zeros included. tf-keras has no such op."""
+    import sys
+
+    from kerasformer.layers.backend import fused_attention
+
+    shapes, init_kwargs, call_kwargs = FUSED_CASES[case]
+    query, value, key = attention_inputs(shapes, seed=11)
+    layer = MultiHeadAttention(**init_kwargs)
+    layer(query, value, key=key)
+    randomise(layer, seed=12)
+    expected = ops.convert_to_numpy(layer(query, value, key=key, **call_kwargs))
+    keras_module = sys.modules[fused_attention.__module__]
+    monkeypatch.setattr(keras_module, "_has_fused_attention_kernel", lambda: True, raising=False)
+    if fused_attention() is None:
+        assert backend_name() == "tf_keras"
+        return
+    calls = []
+    real_op = ops.dot_product_attention
+    monkeypatch.setattr(ops, "dot_product_attention", lambda *a, **k: calls.append(k) or real_op(*a, **k))
+    outputs = ops.convert_to_numpy(layer(query, value, key=key, **call_kwargs))
+    assert calls, "the fused op was not called"
+    np.testing.assert_allclose(outputs, expected, **TOLERANCE)

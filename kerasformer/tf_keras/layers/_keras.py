@@ -34,8 +34,9 @@ def flash_attention_default():
     return None
 
 
-def fused_attention():
+def fused_attention(requested: bool = False):
     """None: tf-keras has no ``dot_product_attention`` (and TensorFlow no fused kernel)."""
+    del requested
     return None
 
 
