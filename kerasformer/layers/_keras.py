@@ -82,7 +82,7 @@ def fused_attention(requested: bool = False):
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _has_fused_attention_kernel() -> bool:
     backend = keras.backend.backend()
     if backend == "jax":

@@ -53,7 +53,8 @@ def test_keras_suite_passes_against_kerasformer(backend, tmp_path):
     assert SWAPPED_LINE in output, f"the swap plugin did not load:\n{tail}"
     assert result.returncode == 0, f"Keras's suite failed on {backend}:\n{tail}"
     counts = dict(
-        (word, int(number)) for number, word in re.findall(r"(\d+) (passed|skipped|deselected)", output)
+        (word, int(number))
+        for number, word in re.findall(r"(\d+) (passed|skipped|deselected)", output)
     )
     assert counts.get("deselected") == len(EXCEPTIONS), tail
     assert counts.get("skipped", 0) == (2 if backend == "tensorflow" else 0), tail

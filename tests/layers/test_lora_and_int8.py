@@ -10,7 +10,7 @@ from kerasformer.layers import (
     TransformerBlock,
     TransformerDecoderBlock,
 )
-from kerasformer.layers.backend import backend_name, keras, ops
+from kerasformer.layers.backend import backend_name, keras
 from kerasformer.validation import LayerError
 from tests.helpers.weights import numpy
 
@@ -94,7 +94,9 @@ def test_lora_targets_are_checked_and_every_other_weight_frozen():
     with pytest.raises(LayerError, match="not projections"):
         layer.enable_lora(2, targets=("query", "ffn"))
     layer.enable_lora(2, targets=("key", "gate"))
-    names = sorted(v.path.split("/")[-2] + "/" + v.path.split("/")[-1] for v in layer.trainable_weights)
+    names = sorted(
+        v.path.split("/")[-2] + "/" + v.path.split("/")[-1] for v in layer.trainable_weights
+    )
     assert names == ["gate/lora_kernel_a", "gate/lora_kernel_b", "key/lora_kernel_a",
                      "key/lora_kernel_b"]  # fmt: skip
 

@@ -507,16 +507,16 @@ def test_sliding_window_is_the_banded_attention_mask(causal):
     layer = MultiHeadAttention(num_heads=2, key_dim=4, sliding_window=3)
     layer(x, x)
     randomise(layer, seed=6)
-    outputs, weights = as_numpy(
-        layer(x, x, use_causal_mask=causal, return_attention_scores=True)
-    )
+    outputs, weights = as_numpy(layer(x, x, use_causal_mask=causal, return_attention_scores=True))
     distance = np.arange(7)[:, None] - np.arange(7)[None, :]
     band = np.abs(distance) < 3
     if causal:
         band &= distance >= 0
     assert np.all(weights[..., ~band] == 0.0) and np.all(weights[..., band] > 0.0)
     plain = copied_layer(layer, x, num_heads=2, key_dim=4)
-    expected = ops.convert_to_numpy(plain(x, x, attention_mask=np.broadcast_to(band, (BATCH, 7, 7))))
+    expected = ops.convert_to_numpy(
+        plain(x, x, attention_mask=np.broadcast_to(band, (BATCH, 7, 7)))
+    )
     np.testing.assert_allclose(outputs, expected, **TOLERANCE)
 
 
@@ -525,10 +525,11 @@ def test_an_attention_mask_with_or_without_batch_and_heads_axes_gives_the_same_o
     band = np.tril(np.ones((5, 5), bool))
     band[3, 1] = False
     layer = MultiHeadAttention(num_heads=2, key_dim=4)
+    masks = (band, np.broadcast_to(band, (BATCH, 5, 5)), np.broadcast_to(band, (BATCH, 2, 5, 5)))
     outputs = [
-        ops.convert_to_numpy(layer(x, x, attention_mask=mask, query_mask=QUERY_MASK[:, :4].repeat(2, 1)[:, :5]))
-        for mask in (band, np.broadcast_to(band, (BATCH, 5, 5)), np.broadcast_to(band, (BATCH, 2, 5, 5)))
-    ]  # fmt: skip
+        ops.convert_to_numpy(layer(x, x, attention_mask=mask, query_mask=VALUE_MASK))
+        for mask in masks
+    ]
     np.testing.assert_allclose(outputs[1], outputs[0], **TOLERANCE)
     np.testing.assert_allclose(outputs[2], outputs[0], **TOLERANCE)
 
@@ -617,9 +618,10 @@ def test_a_keras_file_saved_before_the_projections_were_sublayers_still_loads(tm
     model = keras.Model(inputs, outputs)
     randomise(model, seed=9)
     model.save(tmp_path / "now.keras")
-    with zipfile.ZipFile(tmp_path / "now.keras") as now, zipfile.ZipFile(
-        tmp_path / "earlier.keras", "w"
-    ) as earlier:
+    with (
+        zipfile.ZipFile(tmp_path / "now.keras") as now,
+        zipfile.ZipFile(tmp_path / "earlier.keras", "w") as earlier,
+    ):
         for item in now.infolist():
             data = now.read(item.filename)
             if item.filename.endswith(".weights.h5"):
@@ -678,7 +680,9 @@ def test_the_fused_kernel_path_gives_the_matmul_paths_outputs(case, monkeypatch)
         return
     calls = []
     real_op = ops.dot_product_attention
-    monkeypatch.setattr(ops, "dot_product_attention", lambda *a, **k: calls.append(k) or real_op(*a, **k))
+    monkeypatch.setattr(
+        ops, "dot_product_attention", lambda *a, **k: calls.append(k) or real_op(*a, **k)
+    )
     outputs = ops.convert_to_numpy(layer(query, value, key=key, **call_kwargs))
     assert calls, "the fused op was not called"
     np.testing.assert_allclose(outputs, expected, **TOLERANCE)
