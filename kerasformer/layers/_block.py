@@ -90,22 +90,23 @@ class TransformerLayer(Layer):
         See `MultiHeadAttention.enable_lora`; Keras 3 only. A model saved afterwards holds
         the merged kernels.
         """
+        # Each attention refuses first, changing nothing, where LoRA is unavailable.
         attentions = self._attention_layers()
         for attention in attentions:
-            attention._built_projections("enable_lora")  # fails before any weight changes
-        for variable in self.weights:
-            variable.trainable = False
-        for attention in attentions:
             attention.enable_lora(rank, targets, a_initializer, b_initializer)
+        lora = {
+            id(variable) for attention in attentions for variable in attention.trainable_weights
+        }
+        for variable in self.weights:
+            if id(variable) not in lora:
+                variable.trainable = False
 
     def quantize(self, mode=None, type_check=True, config=None):
         """Quantize the kernels of the attention projections and of the feed-forward
         network (``"int8"``, or Keras's other modes), as ``Model.quantize`` does. Keras 3
         only; a quantized block saves and loads quantized."""
-        attentions = self._attention_layers()
-        for attention in attentions:
-            attention._built_projections("quantize")
-        for layer in (*attentions, self.ff_hidden, self.ff_output):
+        # The attentions first: each refuses, changing nothing, where int8 is unavailable.
+        for layer in (*self._attention_layers(), self.ff_hidden, self.ff_output):
             layer.quantize(mode, type_check=type_check, config=config)
 
     def compute_mask(self, inputs, mask=None):
