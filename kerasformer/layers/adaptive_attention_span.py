@@ -41,13 +41,13 @@ class AdaptiveAttentionSpan(Layer):
         attention_weights: ``(batch, num_heads, query_length, key_length)`` softmax weights.
         query_start: Position of the first query (tokens already decoded), default 0.
 
-    Example:
-
-    >>> span = AdaptiveAttentionSpan(num_heads=2, max_span=8, ramp=2, initial_span=1)
-    >>> weights = np.full((1, 2, 6, 6), 1 / 6, "float32")
-    >>> out = ops.convert_to_numpy(span(weights))
-    >>> out[0, 0, 5].round(3).tolist()  # keys 3 or more tokens away are dropped
-    [0.0, 0.0, 0.0, 0.2, 0.4, 0.4]
+    Examples:
+        >>> import numpy as np
+        >>> span = AdaptiveAttentionSpan(num_heads=2, max_span=8, ramp=2, initial_span=1)
+        >>> weights = np.full((1, 2, 6, 6), 1 / 6, "float32")
+        >>> out = ops.convert_to_numpy(span(weights))
+        >>> out[0, 0, 5].astype(float).round(3).tolist()  # keys 3+ tokens away are dropped
+        [0.0, 0.0, 0.0, 0.2, 0.4, 0.4]
     """
 
     _config_arguments = ("num_heads", "max_span", "ramp", "initial_span", "span_penalty")

@@ -51,13 +51,13 @@ class AdditiveAttention(QueryValueKeyLayer):
             ``(batch, query_length, key_length)``.
         training: Whether dropout is active.
 
-    Example:
-
-    >>> attention = AdditiveAttention(units=16)
-    >>> states, annotations = np.ones((2, 3, 8), "float32"), np.ones((2, 7, 10), "float32")
-    >>> context, alignment = attention(states, annotations, return_attention_scores=True)
-    >>> tuple(context.shape), tuple(alignment.shape)
-    ((2, 3, 10), (2, 3, 7))
+    Examples:
+        >>> import numpy as np
+        >>> attention = AdditiveAttention(units=16)
+        >>> states, annotations = np.ones((2, 3, 8), "float32"), np.ones((2, 7, 10), "float32")
+        >>> context, alignment = attention(states, annotations, return_attention_scores=True)
+        >>> tuple(context.shape), tuple(alignment.shape)
+        ((2, 3, 10), (2, 3, 7))
     """
 
     _config_arguments = ("units", "dropout", "kernel_initializer")

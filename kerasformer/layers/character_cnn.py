@@ -35,12 +35,12 @@ class CharacterCNN(Layer):
     Call arguments:
         inputs: Integer character ids ``(batch, words, characters)``, 0 for padding.
 
-    Example:
-
-    >>> layer = CharacterCNN(vocab_size=60, embed_dim=8, filters=16)
-    >>> ids = np.array([[[5, 6, 7, 0], [8, 0, 0, 0], [0, 0, 0, 0]]])
-    >>> tuple(layer(ids).shape)
-    (1, 3, 16)
+    Examples:
+        >>> import numpy as np
+        >>> layer = CharacterCNN(vocab_size=60, embed_dim=8, filters=16)
+        >>> ids = np.array([[[5, 6, 7, 0], [8, 0, 0, 0], [0, 0, 0, 0]]])
+        >>> tuple(layer(ids).shape)
+        (1, 3, 16)
     """
 
     _config_arguments = ("vocab_size", "embed_dim", "filters", "kernel_size")

@@ -27,12 +27,12 @@ class MaskedAveragePooling(Layer):
         inputs: ``(batch, length, dim)``.
         mask: Optional ``(batch, length)`` booleans, True at real positions.
 
-    Example:
-
-    >>> x = np.ones((2, 3, 4), "float32")
-    >>> pooled = MaskedAveragePooling()(x, mask=np.array([[1, 1, 0], [0, 0, 0]], bool))
-    >>> pooled.numpy()[:, 0].tolist()
-    [1.0, 0.0]
+    Examples:
+        >>> import numpy as np
+        >>> x = np.ones((2, 3, 4), "float32")
+        >>> pooled = MaskedAveragePooling()(x, mask=np.array([[1, 1, 0], [0, 0, 0]], bool))
+        >>> ops.convert_to_numpy(pooled)[:, 0].tolist()
+        [1.0, 0.0]
     """
 
     def __init__(self, **kwargs):

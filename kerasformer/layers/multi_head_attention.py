@@ -126,13 +126,13 @@ class MultiHeadAttention(QueryValueKeyLayer):
             returned last. Used for self-attention in decoders.
         cache_index: Position of the first query token in the sequence being decoded.
 
-    Example:
-
-    >>> mha = MultiHeadAttention(num_heads=2, key_dim=4)
-    >>> x = np.random.rand(3, 5, 8).astype("float32")
-    >>> out, weights = mha(x, x, use_causal_mask=True, return_attention_scores=True)
-    >>> tuple(out.shape), tuple(weights.shape)
-    ((3, 5, 8), (3, 2, 5, 5))
+    Examples:
+        >>> import numpy as np
+        >>> mha = MultiHeadAttention(num_heads=2, key_dim=4)
+        >>> x = np.random.rand(3, 5, 8).astype("float32")
+        >>> out, weights = mha(x, x, use_causal_mask=True, return_attention_scores=True)
+        >>> tuple(out.shape), tuple(weights.shape)
+        ((3, 5, 8), (3, 2, 5, 5))
     """
 
     _config_arguments = (

@@ -61,11 +61,11 @@ class RelativePositionBias(Layer):
         attention_scores: ``(batch, num_heads, query_length, key_length)``.
         query_start: Position of the first query (tokens already decoded), default 0.
 
-    Example:
-
-    >>> scores = np.zeros((1, 2, 4, 4), "float32")
-    >>> tuple(RelativePositionBias(num_heads=2)(scores).shape)
-    (1, 2, 4, 4)
+    Examples:
+        >>> import numpy as np
+        >>> scores = np.zeros((1, 2, 4, 4), "float32")
+        >>> tuple(RelativePositionBias(num_heads=2)(scores).shape)
+        (1, 2, 4, 4)
     """
 
     _config_arguments = (

@@ -31,11 +31,11 @@ class RotaryEmbedding(SinusoidLayer):
             (an even ``dim``), e.g. per-head queries ``(batch, length, heads, head_dim)``.
         start_index: Position of the first step (tokens already decoded), default 0.
 
-    Example:
-
-    >>> queries = np.random.rand(2, 5, 4, 8).astype("float32")  # (batch, len, heads, dim)
-    >>> tuple(RotaryEmbedding()(queries).shape)
-    (2, 5, 4, 8)
+    Examples:
+        >>> import numpy as np
+        >>> queries = np.random.rand(2, 5, 4, 8).astype("float32")  # (batch, len, heads, dim)
+        >>> tuple(RotaryEmbedding()(queries).shape)
+        (2, 5, 4, 8)
     """
 
     # Checked when building, not in call: Keras wraps errors raised in call in lines of

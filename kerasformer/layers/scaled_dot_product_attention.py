@@ -121,17 +121,35 @@ def attention_weights(query, key, mask=None, bias=None, use_causal_mask=False, s
 def scaled_dot_product_attention(
     query, key, value, mask=None, bias=None, use_causal_mask=False, scale=None
 ):
-    """softmax(QKᵀ/√d)V; returns ``(outputs, weights)``.
+    """Scaled dot-product attention, softmax(QKᵀ/√d)V, as a function with no weights.
 
-    ``value`` is ``(..., key_length, value_depth)``; the other arguments are those of
-    `attention_weights`. Works on NumPy arrays and on tensors of the chosen Keras.
+    Each query's output is the average of the values, weighted by the softmax of its dot
+    products with the keys times ``scale``; masked keys get no weight, and a query that
+    may attend to no key gets zero weights. The softmax runs in float32. Works on NumPy
+    arrays and on tensors of the chosen Keras.
 
-    Example:
+    Args:
+        query: ``(..., query_length, depth)``.
+        key: ``(..., key_length, depth)``.
+        value: ``(..., key_length, value_depth)``.
+        mask: Booleans broadcastable to ``(..., query_length, key_length)``, ``True``
+            where a query may attend to a key; None (the default) hides no key.
+        bias: Added to the scores before the softmax (e.g. relative position biases),
+            broadcastable to them; None for none.
+        use_causal_mask: Also hide every key that comes after its query (decoders).
+        scale: Factor of the dot products; None (the default) is ``1 / sqrt(depth)``.
 
-    >>> q = k = v = np.eye(3, dtype="float32")[None]
-    >>> outputs, weights = scaled_dot_product_attention(q, k, v, use_causal_mask=True)
-    >>> ops.convert_to_numpy(weights)[0, 0].tolist()
-    [1.0, 0.0, 0.0]
+    Returns:
+        ``(outputs, weights)``: the outputs ``(..., query_length, value_depth)`` and the
+        attention weights ``(..., query_length, key_length)`` in the query's dtype, whose
+        rows sum to 1 over the keys a query may see.
+
+    Examples:
+        >>> import numpy as np
+        >>> q = k = v = np.eye(3, dtype="float32")[None]
+        >>> outputs, weights = scaled_dot_product_attention(q, k, v, use_causal_mask=True)
+        >>> ops.convert_to_numpy(weights)[0, 0].tolist()
+        [1.0, 0.0, 0.0]
     """
     query, key, value = (ops.convert_to_tensor(x) for x in (query, key, value))
     weights = attention_weights(query, key, mask, bias, use_causal_mask, scale)
@@ -166,13 +184,13 @@ class ScaledDotProductAttention(Layer):
             key_length)``.
         training: Whether dropout is active.
 
-    Example:
-
-    >>> layer = ScaledDotProductAttention()
-    >>> x = np.random.rand(2, 5, 8).astype("float32")
-    >>> out, weights = layer(x, x, use_causal_mask=True, return_attention_scores=True)
-    >>> tuple(out.shape), tuple(weights.shape)
-    ((2, 5, 8), (2, 5, 5))
+    Examples:
+        >>> import numpy as np
+        >>> layer = ScaledDotProductAttention()
+        >>> x = np.random.rand(2, 5, 8).astype("float32")
+        >>> out, weights = layer(x, x, use_causal_mask=True, return_attention_scores=True)
+        >>> tuple(out.shape), tuple(weights.shape)
+        ((2, 5, 8), (2, 5, 5))
     """
 
     _config_arguments = ("dropout",)

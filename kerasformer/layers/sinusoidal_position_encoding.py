@@ -29,12 +29,12 @@ class SinusoidalPositionEncoding(SinusoidLayer):
         inputs: ``(batch, length, dim)`` with an even ``dim``; only its shape is read.
         start_index: Position of the first step (tokens already decoded), default 0.
 
-    Example:
-
-    >>> embeddings = np.zeros((2, 5, 8), "float32")
-    >>> x = embeddings + SinusoidalPositionEncoding()(embeddings)
-    >>> tuple(x.shape)
-    (2, 5, 8)
+    Examples:
+        >>> import numpy as np
+        >>> embeddings = np.zeros((2, 5, 8), "float32")
+        >>> x = embeddings + SinusoidalPositionEncoding()(embeddings)
+        >>> tuple(x.shape)
+        (2, 5, 8)
     """
 
     # Checked when building, not in call: Keras wraps errors raised in call in lines of

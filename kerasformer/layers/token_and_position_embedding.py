@@ -85,18 +85,18 @@ class TokenAndPositionEmbedding(Layer):
         targets: With ``reverse=True``, the ids ``(batch, length)`` to score: the call
             returns float32 ``-log p(target)`` ``(batch, length)`` instead of logits.
 
-    Example:
-
-    >>> layer = TokenAndPositionEmbedding(maxlen=8, vocab_size=100, embed_dim=4)
-    >>> ids = np.array([[5, 7, 0]])
-    >>> tuple(layer(ids).shape), ops.convert_to_numpy(layer.compute_mask(ids)).tolist()
-    ((1, 3, 4), [[True, True, False]])
-    >>> tied = TokenAndPositionEmbedding(8, 100, 4, reversible=True)
-    >>> tuple(tied(tied(ids), reverse=True).shape)
-    (1, 3, 100)
-    >>> adaptive = TokenAndPositionEmbedding(8, 100, 4, reversible=True, adaptive_cutoffs=[20])
-    >>> tuple(adaptive(adaptive(ids), reverse=True, targets=np.array([[7, 0, 0]])).shape)
-    (1, 3)
+    Examples:
+        >>> import numpy as np
+        >>> layer = TokenAndPositionEmbedding(maxlen=8, vocab_size=100, embed_dim=4)
+        >>> ids = np.array([[5, 7, 0]])
+        >>> tuple(layer(ids).shape), ops.convert_to_numpy(layer.compute_mask(ids)).tolist()
+        ((1, 3, 4), [[True, True, False]])
+        >>> tied = TokenAndPositionEmbedding(8, 100, 4, reversible=True)
+        >>> tuple(tied(tied(ids), reverse=True).shape)
+        (1, 3, 100)
+        >>> adaptive = TokenAndPositionEmbedding(8, 100, 4, reversible=True, adaptive_cutoffs=[20])
+        >>> tuple(adaptive(adaptive(ids), reverse=True, targets=np.array([[7, 0, 0]])).shape)
+        (1, 3)
     """
 
     _config_arguments = (

@@ -56,13 +56,13 @@ class TransformerBlock(TransformerLayer):
         return_attention_scores: If ``True``, also return the attention weights of shape
             ``(batch, num_heads, length, length)``, for visualisation.
 
-    Example:
-
-    >>> block = TransformerBlock(embed_dim=8, num_heads=2, ff_dim=16, position="rotary")
-    >>> x = np.random.rand(1, 5, 8).astype("float32")
-    >>> out, scores = block(x, return_attention_scores=True)
-    >>> tuple(out.shape), tuple(scores.shape)
-    ((1, 5, 8), (1, 2, 5, 5))
+    Examples:
+        >>> import numpy as np
+        >>> block = TransformerBlock(embed_dim=8, num_heads=2, ff_dim=16, position="rotary")
+        >>> x = np.random.rand(1, 5, 8).astype("float32")
+        >>> out, scores = block(x, return_attention_scores=True)
+        >>> tuple(out.shape), tuple(scores.shape)
+        ((1, 5, 8), (1, 2, 5, 5))
     """
 
     _config_arguments = (*TransformerLayer._config_arguments, "attention_span")

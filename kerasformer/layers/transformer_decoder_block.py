@@ -26,6 +26,9 @@ class TransformerDecoderBlock(TransformerLayer):
     one (or a few) new tokens at a time; keys and values of earlier tokens are read from
     the cache instead of being recomputed, and the outputs equal those of the full pass.
 
+    A call returns the outputs; then the attention weights if asked; then the updated
+    cache if a cache was given.
+
     Masking: the Keras mask of ``inputs`` (``True`` for real tokens) hides padded decoder
     positions; ``encoder_mask`` (or the Keras mask of ``encoder_outputs``) hides padded
     source tokens from the cross-attention. The output carries the inputs' mask. With a
@@ -57,20 +60,16 @@ class TransformerDecoderBlock(TransformerLayer):
             weights (the latter None without an encoder).
         training: Whether dropout is active.
 
-    Returns:
-        The outputs; then the attention weights if asked; then the updated cache if a
-        cache was given.
-
-    Example:
-
-    >>> block = TransformerDecoderBlock(embed_dim=8, num_heads=2, ff_dim=16)
-    >>> target, source = np.ones((2, 4, 8), "float32"), np.ones((2, 6, 8), "float32")
-    >>> tuple(block(target, source).shape)
-    (2, 4, 8)
-    >>> cache = block.empty_cache(batch_size=2, max_length=10)
-    >>> step, cache = block(target[:, :1], source, cache=cache, cache_index=0)
-    >>> tuple(step.shape), tuple(cache.shape)
-    ((2, 1, 8), (2, 2, 10, 2, 4))
+    Examples:
+        >>> import numpy as np
+        >>> block = TransformerDecoderBlock(embed_dim=8, num_heads=2, ff_dim=16)
+        >>> target, source = np.ones((2, 4, 8), "float32"), np.ones((2, 6, 8), "float32")
+        >>> tuple(block(target, source).shape)
+        (2, 4, 8)
+        >>> cache = block.empty_cache(batch_size=2, max_length=10)
+        >>> step, cache = block(target[:, :1], source, cache=cache, cache_index=0)
+        >>> tuple(step.shape), tuple(cache.shape)
+        ((2, 1, 8), (2, 2, 10, 2, 4))
     """
 
     def __init__(

@@ -33,12 +33,23 @@ def plot_alignment(
         weights: Array of shape ``(len(target_tokens), len(source_tokens))`` with values in
             ``[0, 1]``; row ``i`` is how target token ``i`` attended to the source tokens
             (it usually sums to 1, which is not required).
-        title: Title over the matrix.
+        title: Title over the matrix; None (the default) for none.
 
-    Example:
+    Returns:
+        A matplotlib ``Figure`` (built without pyplot) with one axes, the matrix; write it
+        with `save_figure`.
 
-    >>> figure = plot_alignment(["the", "cat", "<end>"], ["el", "gato", "<end>"], weights)
-    >>> save_figure(figure, "alignment.png")
+    Raises:
+        KerasformerError: If ``weights`` does not have the shape
+            ``(len(target_tokens), len(source_tokens))``, a side has no token, or a weight
+            is not finite or lies outside ``[0, 1]`` (scores or logits instead of weights).
+
+    Examples:
+        >>> import numpy as np
+        >>> weights = np.array([[0.9, 0.1, 0.0], [0.1, 0.8, 0.1], [0.0, 0.1, 0.9]])
+        >>> figure = plot_alignment(["the", "cat", "<end>"], ["el", "gato", "<end>"], weights)
+        >>> len(figure.axes)
+        1
     """
     weights = checked_alignment(source_tokens, target_tokens, weights)
     rows, columns = weights.shape

@@ -34,15 +34,27 @@ def plot_attention_heads(
             is given, one per column (the keys).
         weights: Array of shape ``(num_heads, len(tokens), len(key_tokens or tokens))``;
             row ``i`` of a head is how token ``i`` distributes its attention over the keys.
-        title: Title over all heads.
-        columns: Heads per row of the grid.
+        title: Title over all heads; None (the default) for none.
+        columns: Heads per row of the grid (at least 1; fewer when there are fewer heads).
         key_tokens: The tokens along the columns when they differ from the rows, as in
-            cross-attention: target tokens down, source tokens across.
+            cross-attention: target tokens down, source tokens across. None (the default)
+            uses ``tokens``, as for self-attention.
 
-    Example:
+    Returns:
+        A matplotlib ``Figure`` (built without pyplot) with one axes per cell of the grid
+        (cells past the last head are blank) and one for the colour bar.
 
-    >>> tokens, weights = attention_weights(model, "time flies like an arrow")
-    >>> save_figure(plot_attention_heads(tokens, weights), "attention.png")
+    Raises:
+        KerasformerError: If ``weights`` is not of shape
+            ``(num_heads, len(tokens), len(key_tokens or tokens))`` with at least one head.
+
+    Examples:
+        >>> import numpy as np
+        >>> tokens = ["time", "flies", "fast"]
+        >>> weights = np.full((2, 3, 3), 1 / 3)  # (heads, queries, keys)
+        >>> figure = plot_attention_heads(tokens, weights, title="layer 1", columns=2)
+        >>> len(figure.axes)  # two heads and the colour bar
+        3
     """
     keys = tokens if key_tokens is None else key_tokens
     weights = checked_weights(tokens, weights, key_tokens)

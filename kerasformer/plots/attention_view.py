@@ -42,7 +42,22 @@ MIN_FIGURE_PIXELS = 420
 class AttentionMapLike(Protocol):
     """What ``attention_html`` needs of an attention map (``kerasformer.models.AttentionMap``).
 
-    Read-only properties, so frozen dataclasses and named tuples fit as well.
+    A typing protocol: any object with these read-only attributes fits, so frozen
+    dataclasses, named tuples and plain namespaces do as well. ``name`` heads the map,
+    ``query_tokens`` label its rows and ``key_tokens`` its columns, and ``weights`` is
+    ``(layers, heads, len(query_tokens), len(key_tokens))`` with values in ``[0, 1]``,
+    each row summing to 1.
+
+    Examples:
+        >>> from types import SimpleNamespace
+        >>> import numpy as np
+        >>> tokens = ["time", "flies"]
+        >>> attention_map = SimpleNamespace(
+        ...     name="self-attention", query_tokens=tokens, key_tokens=tokens,
+        ...     weights=np.full((1, 2, 2, 2), 0.5),  # (layers, heads, queries, keys)
+        ... )
+        >>> len(attention_figure(attention_map).data)  # one heatmap per (layer, head)
+        2
     """
 
     @property
@@ -82,15 +97,29 @@ def plot_head_view(
         key_tokens: The tokens attended to, top to bottom on the right.
         weights: Array of shape ``(len(query_tokens), len(key_tokens))`` with values in
             ``[0, 1]``: one head of one layer, e.g. ``attention_map.weights[layer, head]``.
-        title: Title over the picture.
-        segment_start: Where a second segment starts (as in a BERT sentence pair); a
-            thin line then separates the two segments on both sides.
+        title: Title over the picture; None (the default) for none.
+        segment_start: Index of the first token of a second segment (as in a BERT
+            sentence pair, e.g. ``attention_map.segment_start``), from 1 to the shorter
+            side's last index; a thin line then separates the two segments on both
+            sides. None (the default) for a single text.
 
-    Example:
+    Returns:
+        A matplotlib ``Figure`` (built without pyplot) with two axes: the query tokens on
+        the left one and the key tokens on its twin on the right.
 
-    >>> weights = attention_map.weights[0, 3]
-    >>> figure = plot_head_view(attention_map.query_tokens, attention_map.key_tokens, weights)
-    >>> save_figure(figure, "head_view.png")
+    Raises:
+        KerasformerError: If ``weights`` is not of shape
+            ``(len(query_tokens), len(key_tokens))``, a side has no token, a weight is
+            not finite or lies outside ``[0, 1]``, or ``segment_start`` is not a valid
+            index.
+
+    Examples:
+        >>> import numpy as np
+        >>> tokens = ["[CLS]", "time", "[SEP]", "flies", "[SEP]"]
+        >>> weights = np.full((5, 5), 0.2)  # one head: (queries, keys)
+        >>> figure = plot_head_view(tokens, tokens, weights, segment_start=3)
+        >>> len(figure.axes)
+        2
     """
     weights = checked_head(query_tokens, key_tokens, weights)
     rows = max(weights.shape)
@@ -192,13 +221,28 @@ def attention_html(maps: Sequence[AttentionMapLike], title: str) -> str:
 
     Args:
         maps: The attention maps to show, in order, e.g. what
-            ``kerasformer.models.classifier_attention_maps`` returns.
-        title: The page's title.
+            ``kerasformer.models.classifier_attention_maps`` returns; any objects that
+            fit `AttentionMapLike`.
+        title: The page's title, also its top heading.
 
-    Example:
+    Returns:
+        The whole HTML page as a string, to write to a ``.html`` file.
 
-    >>> page = attention_html(classifier_attention_maps(model, "time flies"), "attention")
-    >>> Path("attention.html").write_text(page, encoding="utf-8")
+    Raises:
+        KerasformerError: If ``maps`` is empty, or a map's weights are not of shape
+            ``(layers, heads, len(query_tokens), len(key_tokens))`` with values in
+            ``[0, 1]``.
+
+    Examples:
+        >>> from pathlib import Path
+        >>> from types import SimpleNamespace
+        >>> import numpy as np
+        >>> tokens = ["time", "flies"]
+        >>> attention_map = SimpleNamespace(name="self-attention", query_tokens=tokens,
+        ...                                 key_tokens=tokens, weights=np.full((2, 4, 2, 2), 0.5))
+        >>> page = attention_html([attention_map], "time flies")
+        >>> Path("attention.html").write_text(page, encoding="utf-8") > 0
+        True
     """
     if not maps:
         raise KerasformerError(
@@ -234,11 +278,28 @@ def attention_figure(attention_map: AttentionMapLike) -> go.Figure:
 
     Args:
         attention_map: Anything with ``name``, ``query_tokens``, ``key_tokens`` and
-            ``weights`` of shape ``(layers, heads, queries, keys)``.
+            ``weights`` of shape ``(layers, heads, queries, keys)`` (see
+            `AttentionMapLike`), e.g. one of what
+            ``kerasformer.models.classifier_attention_maps`` returns.
 
-    Example:
+    Returns:
+        A ``plotly.graph_objects.Figure`` with ``layers * heads`` heatmap traces; call its
+        ``show()`` in a notebook, or see `attention_html` for a page.
 
-    >>> attention_figure(classifier_attention_maps(model, "time flies")[0]).show()
+    Raises:
+        KerasformerError: If the weights are not of shape
+            ``(layers, heads, len(query_tokens), len(key_tokens))``, or a weight is not
+            finite or lies outside ``[0, 1]``.
+
+    Examples:
+        >>> from types import SimpleNamespace
+        >>> import numpy as np
+        >>> tokens = ["time", "flies"]
+        >>> attention_map = SimpleNamespace(name="self-attention", query_tokens=tokens,
+        ...                                 key_tokens=tokens, weights=np.full((2, 4, 2, 2), 0.5))
+        >>> figure = attention_figure(attention_map)
+        >>> type(figure).__name__, len(figure.data)  # one heatmap per (layer, head)
+        ('Figure', 8)
     """
     import plotly.graph_objects as go
 

@@ -27,12 +27,19 @@ def plot_entities(
             `SequenceTagger.tag` and ``kerasformer tag --json`` give them.
         types: Every type, in the order their colours are given (so that two pictures
             agree); by default the types of ``entities``, sorted.
-        title: Title over the text.
+        title: Title over the text; None (the default) for none.
 
-    Example:
+    Returns:
+        A matplotlib ``Figure`` (built without pyplot) with one axes, the text wrapped at
+        about 70 characters a line; an entity is never broken across lines.
 
-    >>> record = tagger.tag(["Angela Merkel visited Paris."])[0]
-    >>> figure = plot_entities(record["text"], record["entities"])
+    Examples:
+        >>> text = "Angela Merkel visited Paris."
+        >>> entities = [{"start": 0, "end": 13, "type": "PER"},
+        ...             {"start": 22, "end": 27, "type": "LOC"}]
+        >>> figure = plot_entities(text, entities, types=["PER", "LOC", "ORG", "MISC"])
+        >>> len(figure.axes)
+        1
     """
     types = list(types) if types is not None else sorted({e["type"] for e in entities})
     colour = {kind: PALETTE[i % len(PALETTE)] for i, kind in enumerate(types)}

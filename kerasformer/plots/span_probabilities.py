@@ -25,15 +25,33 @@ def plot_span_probabilities(
 
     Args:
         tokens: The context's tokens in order, one bar each (labelled when there are at
-            most 48 of them).
-        start_probabilities, end_probabilities: One value in ``[0, 1]`` per token.
-        answer: ``(first, last)`` token indices of the chosen answer, shaded in both charts.
-        title: Title over the charts.
+            most 48 of them), e.g. ``token_probabilities(...)["tokens"]`` of a
+            ``QuestionAnswerer``.
+        start_probabilities: The probability that the answer starts at each token, one
+            value in ``[0, 1]`` per token, e.g. ``token_probabilities(...)["start"]``.
+        end_probabilities: The probability that the answer ends at each token, one value
+            in ``[0, 1]`` per token, e.g. ``token_probabilities(...)["end"]``.
+        answer: ``(first, last)`` token indices of the chosen answer, shaded in both
+            charts; None (the default) shades nothing.
+        title: Title over the charts; None (the default) for none.
 
-    Example:
+    Returns:
+        A matplotlib ``Figure`` (built without pyplot) with two axes sharing the token
+        axis: start probabilities above, end probabilities below.
 
-    >>> seen = answerer.token_probabilities("Who won?", context)
-    >>> figure = plot_span_probabilities(seen["tokens"], seen["start"], seen["end"])
+    Raises:
+        KerasformerError: If the tokens are empty, the probabilities do not have one value
+            per token or are not finite values in ``[0, 1]`` (logits instead of a
+            softmax), or ``answer`` is not ``(first, last)`` with
+            ``0 <= first <= last < len(tokens)``.
+
+    Examples:
+        >>> tokens = ["Brazil", "won", "the", "cup", "."]
+        >>> start = [0.85, 0.05, 0.05, 0.04, 0.01]
+        >>> end = [0.7, 0.1, 0.05, 0.14, 0.01]
+        >>> figure = plot_span_probabilities(tokens, start, end, answer=(0, 0))
+        >>> len(figure.axes)
+        2
     """
     start = checked_probabilities("start_probabilities", start_probabilities, len(tokens))
     end = checked_probabilities("end_probabilities", end_probabilities, len(tokens))

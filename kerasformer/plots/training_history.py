@@ -22,15 +22,23 @@ def plot_training_history(
             or the dict ``kerasformer train`` writes to ``history.json``. When it has a
             ``phase`` entry (the frozen-then-unfrozen recipe), a dotted line marks where
             each phase begins; a ``best_epoch`` (early stopping) is marked too.
-        title: Title over both panels.
+        title: Title over both panels; None (the default) for none.
 
     Returns:
-        A figure with one panel per metric found: loss, then accuracy.
+        A matplotlib ``Figure`` (built without pyplot) with one panel per metric found:
+        loss, then accuracy; validation values (``val_loss``, ``val_accuracy``) are drawn
+        dashed in the same panel.
 
-    Example:
+    Raises:
+        KerasformerError: If the history has neither loss nor accuracy values (no epoch
+            to plot).
 
-    >>> history = model.fit(train, validation_data=validation, epochs=5)
-    >>> save_figure(plot_training_history(history), "history.png")
+    Examples:
+        >>> history = {"loss": [0.9, 0.6, 0.5], "val_loss": [0.8, 0.7, 0.65],
+        ...            "accuracy": [0.6, 0.8, 0.85], "val_accuracy": [0.7, 0.75, 0.8]}
+        >>> figure = plot_training_history(history, title="bbc_news")
+        >>> len(figure.axes)  # loss, then accuracy
+        2
     """
     history = getattr(history, "history", history)
     panels = [(key, label) for key, label in PANELS if history.get(key)]
