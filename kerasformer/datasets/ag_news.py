@@ -33,16 +33,41 @@ def load_ag_news(
     split_seed: int = 0,
     tfds_data_dir: str | None = None,
 ) -> TextClassificationData:
-    """Load AG News from a local CSV folder, or from TensorFlow Datasets.
+    r"""Load AG News from a local CSV folder, or from TensorFlow Datasets.
+
+    The text of an example is its title and description joined by a space. The test split
+    is the dataset's own; validation is held out of train, stratified by class.
 
     Args:
-        data_dir: A folder with ``train.csv`` and ``test.csv`` in the original layout
-            (and optionally ``classes.txt``). Without it, ``tfds.load('ag_news_subset')``.
-        validation_fraction: Part of the training split held out for validation.
-        split_seed: Seed of the validation split.
-        tfds_data_dir: Where TensorFlow Datasets keeps its files (its default if None).
+        data_dir: A folder with ``train.csv`` and ``test.csv`` in the original layout:
+            rows of class index (1 to 4), title, description, and an optional header line;
+            optionally ``classes.txt``, one class name per line, for other classes.
+            Without it, ``tfds.load('ag_news_subset')`` (downloaded on first use).
+        validation_fraction: Part of the training split held out for validation, between
+            0 and 1.
+        split_seed: Seed of the validation split; the same seed gives the same split.
+        tfds_data_dir: Where TensorFlow Datasets keeps its files (its default if None);
+            used only without ``data_dir``.
 
-    The text of an example is its title and description joined by a space.
+    Returns:
+        The train, validation and test splits, with class names ``World``, ``Sports``,
+        ``Business`` and ``Sci/Tech`` (or those of ``classes.txt``).
+
+    Raises:
+        KerasformerError: A folder without ``train.csv`` or ``test.csv``, a row that is not
+            class index, title, description, or TensorFlow Datasets failing to load (no
+            network, for one).
+
+    Examples:
+        >>> from pathlib import Path
+        >>> folder = Path("ag_news_tiny"); folder.mkdir(exist_ok=True)
+        >>> rows = [f'"{c}","Headline {c}.{i}","Story {i}."' for i in range(2) for c in "1234"]
+        >>> _ = (folder / "train.csv").write_text("\n".join(rows) + "\n")
+        >>> _ = (folder / "test.csv").write_text('"3","Wall St. rallies","Shares rose."\n')
+        >>> data = load_ag_news(folder, validation_fraction=0.5)
+        >>> data.class_names, data.sizes(), data.splits["test"].texts[0]
+        (('World', 'Sports', 'Business', 'Sci/Tech'), {'train': 4, 'validation': 4, 'test': 1},
+         'Wall St. rallies Shares rose.')
     """
     if data_dir is not None:
         train, test, class_names = read_csv_folder(Path(data_dir))

@@ -33,7 +33,10 @@ def from_text_files(
     split_seed: int = 0,
     name: str | None = None,
 ) -> LanguageModelData:
-    """A token stream per split from UTF-8 text files.
+    r"""A token stream per split from UTF-8 text files.
+
+    Each line's whitespace-separated words, then ``<eos>``, as `load_wikitext2` reads its
+    files. A text of fewer than ten paragraphs is held out line by line.
 
     Args:
         train_file: The training text: a file, or a folder whose ``.txt`` files (in any
@@ -41,17 +44,29 @@ def from_text_files(
         validation_file: Validation text (a file or folder); by default
             ``validation_fraction`` of the training text's paragraphs.
         test_file: Test text; by default ``test_fraction`` of the training paragraphs.
-        validation_fraction: Part of the training paragraphs held out for validation.
+        validation_fraction: Part of the training paragraphs held out for validation;
+            with ``test_fraction``, each between 0 and 1 and summing to less than 1.
         test_fraction: Part of the training paragraphs held out for testing.
         split_seed: Seed choosing which paragraphs are held out.
         name: The dataset's name in messages and export names; the training file's stem
             (or folder's name) by default.
 
-    Example:
+    Returns:
+        Each split's tokens as one sequence, in the text's order.
 
-    >>> data = from_text_files("novel.txt")
-    >>> data.sizes()
-    {'train': 81234, 'validation': 10311, 'test': 9987}
+    Raises:
+        KerasformerError: A file or folder that does not exist, holds no ``.txt`` files or
+            no words, is not UTF-8, fractions out of range, or a split left empty.
+
+    Examples:
+        >>> from pathlib import Path
+        >>> lines = [f"Chapter {i} begins." for i in range(10)]
+        >>> _ = Path("chapters.txt").write_text("\n".join(lines) + "\n")
+        >>> data = from_text_files("chapters.txt")
+        >>> data.name, data.sizes()
+        ('chapters', {'train': 32, 'validation': 4, 'test': 4})
+        >>> data.splits["test"]
+        ('Chapter', '4', 'begins.', '<eos>')
     """
     lines = splits_of_files(
         {"train": train_file, "validation": validation_file, "test": test_file},

@@ -58,7 +58,11 @@ def from_csv(
     split_seed: int = 0,
     name: str | None = None,
 ) -> TextClassificationData:
-    """Labelled texts from CSV or TSV files with a header row.
+    r"""Labelled texts from CSV or TSV files with a header row.
+
+    Class names come from the training file, sorted (numerically where every label is a
+    whole number). A split without a file of its own is held out of the training file,
+    stratified by class and seeded: the test split first, then validation.
 
     Args:
         train_file: The training examples.
@@ -66,24 +70,38 @@ def from_csv(
             training file, after the test split is held out.
         test_file: Test examples; by default ``test_fraction`` of the training file.
         text_column: The text's column, by name or 0-based index; several columns
-            (``"title,description"``) are joined by a space.
+            (``"title,description"`` or a list) are joined by a space.
         label_column: The label's column, by name or 0-based index.
         delimiter: The field separator; sniffed from the header by default.
         multi_label: Each text has one or more labels, separated by ``label_separator``
             (in JSON Lines, also a list); the data's labels are then rows of 0s and 1s,
             and held-out splits are drawn at random rather than by class.
-        label_separator: What separates a multi-label text's labels.
-        validation_fraction: Part of the training file held out for validation.
-        test_fraction: Part of the training file held out for testing.
+        label_separator: What separates a multi-label text's labels (with
+            ``multi_label`` only).
+        validation_fraction: Part of the training file held out for validation, between
+            0 and 1.
+        test_fraction: Part of the training file held out for testing, between 0 and 1.
         split_seed: Seed of the held-out splits.
         name: The dataset's name in messages and export names; the training file's stem
             by default.
 
-    Example:
+    Returns:
+        The train, validation and test splits and the class names.
 
-    >>> data = from_csv("tickets.csv", text_column="body", label_column="team")
-    >>> data.class_names
-    ('billing', 'hardware', 'login')
+    Raises:
+        KerasformerError: A missing file or column, an empty text, a missing label,
+            labels that mix numbers and strings, a label of another split that training
+            lacks, fewer than two classes, or a class too small to split.
+
+    Examples:
+        >>> from pathlib import Path
+        >>> problems = {"billing": "Card declined", "hardware": "Screen broken",
+        ...             "login": "Password reset fails"}
+        >>> rows = [f"{text} #{i},{team}" for team, text in problems.items() for i in range(10)]
+        >>> _ = Path("helpdesk.csv").write_text("\n".join(["body,team", *rows]) + "\n")
+        >>> data = from_csv("helpdesk.csv", text_column="body", label_column="team")
+        >>> data.class_names, data.sizes()
+        (('billing', 'hardware', 'login'), {'train': 24, 'validation': 3, 'test': 3})
     """
     return classification_data(
         name or data_name(train_file),
@@ -108,15 +126,48 @@ def from_jsonl(
     split_seed: int = 0,
     name: str | None = None,
 ) -> TextClassificationData:
-    """Labelled texts from JSON Lines files: one object per line, e.g.
-    ``{"text": "...", "label": "sports"}``. Labels may be strings or whole numbers, not
-    both. The arguments are `from_csv`'s.
+    r"""Labelled texts from JSON Lines files: one object per line.
 
-    Example:
+    Each line is an object such as ``{"text": "...", "label": "sports"}``. Labels may be
+    strings or whole numbers, not both; whole numbers are sorted as numbers. The splits
+    are made as `from_csv` makes them.
 
-    >>> data = from_jsonl("reviews.jsonl", label_column="stars")
-    >>> data.class_names
-    ('1', '2', '3', '4', '5')
+    Args:
+        train_file: The training examples.
+        validation_file: Validation examples; by default ``validation_fraction`` of the
+            training file, after the test split is held out.
+        test_file: Test examples; by default ``test_fraction`` of the training file.
+        text_column: The text's key; several keys (``"title,description"`` or a list)
+            are joined by a space.
+        label_column: The label's key.
+        multi_label: Each text has one or more labels: a list, or a string of labels
+            separated by ``label_separator``; the data's labels are then rows of 0s and
+            1s, and held-out splits are drawn at random rather than by class.
+        label_separator: What separates a multi-label text's labels in a string (with
+            ``multi_label`` only).
+        validation_fraction: Part of the training file held out for validation, between
+            0 and 1.
+        test_fraction: Part of the training file held out for testing, between 0 and 1.
+        split_seed: Seed of the held-out splits.
+        name: The dataset's name in messages and export names; the training file's stem
+            by default.
+
+    Returns:
+        The train, validation and test splits and the class names.
+
+    Raises:
+        KerasformerError: A line that is not a JSON object, a missing key, a text that is
+            not a string, labels that mix numbers and strings, or data `from_csv` refuses.
+
+    Examples:
+        >>> import json
+        >>> from pathlib import Path
+        >>> lines = [json.dumps({"text": f"Review {i}", "stars": 1 + 4 * (i % 2)})
+        ...          for i in range(20)]
+        >>> _ = Path("reviews.jsonl").write_text("\n".join(lines) + "\n")
+        >>> data = from_jsonl("reviews.jsonl", label_column="stars")
+        >>> data.class_names, data.sizes()
+        (('1', '5'), {'train': 16, 'validation': 2, 'test': 2})
     """
     return from_csv(
         train_file, validation_file, test_file,
@@ -138,14 +189,42 @@ def from_directory(
 ) -> TextClassificationData:
     """Labelled texts from folders of class folders, as ``text_dataset_from_directory`` reads.
 
-    ``train_dir/<class name>/*.txt``: the sub-folder names, sorted, are the classes.
-    The other arguments are `from_csv`'s.
+    ``train_dir/<class name>/*.txt``: the sub-folder names, sorted as text (``"10"``
+    before ``"2"``, as Keras sorts them), are the classes. The splits are made as
+    `from_csv` makes them.
 
-    Example:
+    Args:
+        train_dir: The training examples: one sub-folder of ``.txt`` files per class.
+        validation_dir: Validation examples in the same layout; by default
+            ``validation_fraction`` of the training examples, after the test split is
+            held out.
+        test_dir: Test examples in the same layout; by default ``test_fraction`` of the
+            training examples.
+        validation_fraction: Part of the training examples held out for validation,
+            between 0 and 1.
+        test_fraction: Part of the training examples held out for testing, between 0
+            and 1.
+        split_seed: Seed of the held-out splits.
+        name: The dataset's name in messages and export names; the training folder's
+            name by default.
 
-    >>> data = from_directory("aclImdb/train", test_dir="aclImdb/test")
-    >>> data.class_names
-    ('neg', 'pos')
+    Returns:
+        The train, validation and test splits and the class names.
+
+    Raises:
+        KerasformerError: A folder that does not exist or has no class folders of text
+            files, an empty text, fewer than two classes, or a class too small to split.
+
+    Examples:
+        >>> from pathlib import Path
+        >>> for label in ("neg", "pos"):
+        ...     Path("movie_reviews", label).mkdir(parents=True, exist_ok=True)
+        ...     for i in range(10):
+        ...         text = f"A {label} review, number {i}."
+        ...         _ = Path("movie_reviews", label, f"{i}.txt").write_text(text)
+        >>> data = from_directory("movie_reviews")
+        >>> data.class_names, data.sizes()
+        (('neg', 'pos'), {'train': 16, 'validation': 2, 'test': 2})
     """
     return classification_data(
         name or data_name(train_dir),

@@ -93,14 +93,31 @@ def from_tfds(
 
     Returns:
         The data, named ``name`` with ``/`` and ``:`` as ``-`` (it becomes a folder name):
-        ``"imdb_reviews-plain_text"``.
+        ``"imdb_reviews-plain_text"``. Its class names are the ``ClassLabel``'s names.
 
-    Example:
+    Raises:
+        KerasformerError: A name TFDS does not know (with close matches), a config the
+            dataset lacks, a ``text_column`` or ``label_column`` that is not a string or
+            ``ClassLabel`` feature, no train split or no labelled one, or a dataset not
+            prepared in ``data_dir`` (it is never downloaded).
 
-    >>> data = from_tfds("imdb_reviews", "~/tensorflow_datasets", log=print)
-    tfds:imdb_reviews: text from 'text', labels from 'label' (2 classes: neg, pos); splits train, test (validation held out of train)
-    >>> data.class_names
-    ('neg', 'pos')
+    Examples:
+        With ``imdb_reviews`` prepared in TFDS's folder, ``from_tfds("imdb_reviews",
+        log=print)`` prints
+
+        ```text
+        tfds:imdb_reviews: text from 'text', labels from 'label' (2 classes: neg, pos); splits train, test (validation held out of train)
+        ```
+
+        and the data's ``class_names`` are ``('neg', 'pos')``. In a folder where it is
+        not prepared, it says how to prepare it:
+
+        >>> from_tfds("imdb_reviews", "empty_tfds")
+        Traceback (most recent call last):
+        ...
+        kerasformer.errors.KerasformerError: tfds:imdb_reviews is not prepared in empty_tfds;
+        run `tfds build imdb_reviews --data_dir empty_tfds` on a machine with internet, or
+        pass --tfds-data-dir where it is prepared.
     """  # noqa: E501
     name = tfds_name(name)
     builder = open_builder(name, data_dir)

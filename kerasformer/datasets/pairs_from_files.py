@@ -33,7 +33,11 @@ def from_sentence_pairs(
     split_seed: int = 0,
     name: str | None = None,
 ) -> TranslationData:
-    """Sentence pairs from TSV/CSV files with a header row, or from JSON Lines files.
+    r"""Sentence pairs from TSV/CSV files with a header row, or from JSON Lines files.
+
+    The source and target columns' names are the languages' names. A split without a
+    file of its own is held out of the training file, seeded and grouped by source
+    sentence: every translation of one sentence lands in the same split.
 
     Args:
         train_file: The training pairs.
@@ -43,18 +47,29 @@ def from_sentence_pairs(
         source_column: The source sentence's column (or JSON key), by name or 0-based index.
         target_column: The translation's column (or JSON key), by name or 0-based index.
         delimiter: The field separator of a TSV/CSV file; sniffed from the header by default.
-        validation_fraction: Part of the training file held out for validation.
+        validation_fraction: Part of the training file held out for validation; with
+            ``test_fraction``, each between 0 and 1 and summing to less than 1.
         test_fraction: Part of the training file held out for testing.
         split_seed: Seed of the held-out splits and of the order inside each split.
         name: The dataset's name in messages and export names; the training file's stem
             by default.
 
-    Example:
+    Returns:
+        The train, validation and test pairs, and the source and target languages.
 
-    >>> data = from_sentence_pairs("eng-fra.tsv", source_column="English",
-    ...                            target_column="French")
-    >>> data.source_language, data.target_language
-    ('English', 'French')
+    Raises:
+        KerasformerError: A missing file or column, one column named as both source and
+            target, an empty or missing sentence, fractions out of range, or a split
+            left empty.
+
+    Examples:
+        >>> from pathlib import Path
+        >>> rows = [f"I have {n} cats.\tJ'ai {n} chats." for n in range(10)]
+        >>> _ = Path("cats.tsv").write_text("\n".join(["English\tFrench", *rows]) + "\n")
+        >>> data = from_sentence_pairs("cats.tsv", source_column="English",
+        ...                            target_column="French")
+        >>> data.source_language, data.target_language, data.sizes()
+        ('English', 'French', {'train': 8, 'validation': 1, 'test': 1})
     """
     languages = []
 

@@ -27,22 +27,42 @@ def from_squad_files(
 ) -> QuestionAnsweringData:
     """Questions, contexts and answer spans from SQuAD v1.1-format JSON files.
 
+    A split without a file of its own is held out of the training file by article (its
+    ``title``), seeded, so no paragraph is read in two splits. A question marked
+    ``is_impossible`` (SQuAD 2.0) with no answers is kept as unanswerable.
+
     Args:
         train_file: The training questions (``{"data": [{"title", "paragraphs": [{"context",
             "qas": [{"id", "question", "answers": [{"text", "answer_start"}]}]}]}]}``).
         validation_file: Validation questions; by default ``validation_fraction`` of the
             training file's, dealt by article.
         test_file: Test questions; by default ``test_fraction`` of the training file's.
-        validation_fraction: Part of the training questions held out for validation.
+        validation_fraction: Part of the training questions held out for validation;
+            with ``test_fraction``, each between 0 and 1 and summing to less than 1.
         test_fraction: Part of the training questions held out for testing.
         split_seed: Seed of the held-out splits and of the order inside each split.
         name: The dataset's name in messages and export names; the training file's stem
             by default.
 
-    Example:
+    Returns:
+        The train, validation and test questions with their contexts and answers.
 
-    >>> data = from_squad_files("faq.json")
-    >>> data.sizes(), data.articles()
+    Raises:
+        KerasformerError: A file that is missing, not JSON or not in SQuAD v1.1 form, an
+            answer not at its ``answer_start``, fractions out of range, or a split left
+            empty (too few articles).
+
+    Examples:
+        >>> import json
+        >>> from pathlib import Path
+        >>> answer = {"text": "9 am", "answer_start": 12}
+        >>> articles = [{"title": f"Library {i}", "paragraphs": [{"context": "It opens at 9 am.",
+        ...     "qas": [{"id": str(i), "question": "When?", "answers": [answer]}]}]}
+        ...     for i in range(10)]
+        >>> _ = Path("library_faq.json").write_text(json.dumps({"data": articles}))
+        >>> data = from_squad_files("library_faq.json")
+        >>> data.sizes(), data.articles()
+        ({'train': 8, 'validation': 1, 'test': 1}, {'train': 8, 'validation': 1, 'test': 1})
     """
     splits = splits_of_files(
         {"train": train_file, "validation": validation_file, "test": test_file},

@@ -14,12 +14,21 @@ from kerasformer.datasets.splits import AlignedArrays, Splits
 class SentencePairs(AlignedArrays):
     """Source sentences and their translations, aligned by position.
 
-    Example:
+    One split of a `TranslationData`; ``len(pairs)`` is its number of pairs.
 
-    >>> pairs = SentencePairs(np.array(["Go."], dtype=object), np.array(["Ve."], dtype=object))
-    >>> len(pairs)
-    1
-    >>> source, target = next(iter(pairs.to_dataset()))
+    Args:
+        sources: The source sentences, a 1-D NumPy array of ``str`` (``dtype=object``).
+        targets: Their translations, aligned with ``sources`` and as long.
+
+    Examples:
+        >>> import numpy as np
+        >>> pairs = SentencePairs(np.array(["Go.", "Hi."], dtype=object),
+        ...                       np.array(["Ve.", "Hola."], dtype=object))
+        >>> len(pairs)
+        2
+        >>> source, target = next(iter(pairs.to_dataset()))
+        >>> source.numpy(), target.numpy()
+        (b'Go.', b'Ve.')
     """
 
     noun = "pairs"
@@ -41,12 +50,24 @@ class SentencePairs(AlignedArrays):
 class TranslationData(Splits):
     """A translation dataset: three splits of sentence pairs and the two languages.
 
-    Example:
+    What `load_spa_eng` and `from_sentence_pairs` return; ``split(name)`` gives one split,
+    ``sizes()`` the pairs in each.
 
-    >>> data = load_spa_eng("../shared/data/spa-eng")
-    >>> data.source_language, data.target_language
-    ('English', 'Spanish')
-    >>> source, target = next(iter(data.split("train").to_dataset()))
+    Args:
+        name: The dataset's name in messages and export names (``spa_eng``).
+        source_language: The source sentences' language, as the export records it.
+        target_language: The translations' language.
+        splits: The ``train``, ``validation`` and ``test`` `SentencePairs` by name.
+
+    Examples:
+        >>> import numpy as np
+        >>> pairs = SentencePairs(np.array(["Go."], dtype=object), np.array(["Ve."], dtype=object))
+        >>> data = TranslationData("tiny", "English", "Spanish",
+        ...                        {"train": pairs, "validation": pairs, "test": pairs})
+        >>> data.source_language, data.target_language, data.sizes()
+        ('English', 'Spanish', {'train': 1, 'validation': 1, 'test': 1})
+        >>> data.split("train").sources
+        array(['Go.'], dtype=object)
     """
 
     name: str

@@ -20,6 +20,8 @@ from kerasformer.files.text_files import read_utf8_text
 from kerasformer.network import require_reachable
 
 SPA_ENG_URL = "http://storage.googleapis.com/download.tensorflow.org/data/spa-eng.zip"
+"""Where `load_spa_eng` downloads the pairs from without a ``data_dir``: a zip holding
+``spa-eng/spa.txt``, the file of the Keras English-to-Spanish translation example."""
 FILE_NAME = "spa.txt"
 
 
@@ -29,27 +31,41 @@ def load_spa_eng(
     test_fraction: float = 0.1,
     split_seed: int = 0,
 ) -> TranslationData:
-    """Load English-Spanish pairs split into train, validation and test.
-
-    Args:
-        data_dir: A folder holding ``spa.txt``. Without it, the zip at ``SPA_ENG_URL`` is
-            downloaded into the Keras cache and read from there.
-        validation_fraction: Part of the pairs held out for validation, approximately.
-        test_fraction: Part of the pairs held out for test, approximately.
-        split_seed: Seed of the split and of the order inside each split; the same seed
-            always gives the same splits.
+    r"""Load English-Spanish pairs split into train, validation and test.
 
     The split is grouped by English sentence: all translations of one English sentence
     land in the same split, so no test sentence is seen in training. Pairs are shuffled
     inside each split. The 118,964 pairs of the real file split, with seed 0, into
     95,171 / 11,895 / 11,898 pairs.
 
-    Example:
+    Args:
+        data_dir: A folder holding ``spa.txt``: one ``English<TAB>Spanish`` pair per line
+            (a third, attribution column is ignored). Without it, the zip at
+            `SPA_ENG_URL` is downloaded into the Keras cache and read from there.
+        validation_fraction: Part of the pairs held out for validation, approximately;
+            with ``test_fraction``, each between 0 and 1 and summing to less than 1.
+        test_fraction: Part of the pairs held out for test, approximately.
+        split_seed: Seed of the split and of the order inside each split; the same seed
+            always gives the same splits.
 
-    >>> data = load_spa_eng("../shared/data/spa-eng")
-    >>> data.sizes()
-    {'train': 95171, 'validation': 11895, 'test': 11898}
-    >>> english, spanish = next(iter(data.split("train").to_dataset()))
+    Returns:
+        The three splits, with source language ``English`` and target ``Spanish``.
+
+    Raises:
+        KerasformerError: A folder without ``spa.txt``, a line that is not a pair,
+            fractions out of range, a split left empty, or no ``data_dir`` and no network.
+
+    Examples:
+        >>> from pathlib import Path
+        >>> english = "Go. Hi. Run! Who? Wow! Fire! Help! Stop! Wait! Hello!".split()
+        >>> spanish = "Ve. Hola. Corre. ¿Quién? ¡Órale! ¡Fuego! ¡Ayuda! ¡Para! ¡Espera!"
+        >>> spanish = [*spanish.split(), "Hola."]
+        >>> lines = [f"{en}\t{es}\n" for en, es in zip(english, spanish)]
+        >>> Path("spa_eng_tiny").mkdir(exist_ok=True)
+        >>> _ = Path("spa_eng_tiny", "spa.txt").write_text("".join(lines), encoding="utf-8")
+        >>> data = load_spa_eng("spa_eng_tiny")
+        >>> data.sizes(), data.source_language, data.target_language
+        ({'train': 8, 'validation': 1, 'test': 1}, 'English', 'Spanish')
     """
     require_fractions(validation_fraction, test_fraction)
     root = Path(data_dir) if data_dir is not None else download_spa_eng()

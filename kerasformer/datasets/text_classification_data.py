@@ -14,7 +14,25 @@ from kerasformer.errors import KerasformerError
 
 @dataclass(frozen=True)
 class LabeledTexts(AlignedArrays):
-    """Texts with integer labels, aligned by position."""
+    """Texts with integer labels, aligned by position.
+
+    One split of a `TextClassificationData`; ``len(part)`` is its number of examples.
+
+    Args:
+        texts: The texts, a 1-D NumPy array of ``str`` (``dtype=object``).
+        labels: Their labels, aligned with ``texts``: integer class ids (0 to classes - 1),
+            or for a multi-label dataset rows of 0s and 1s, one column per class.
+
+    Examples:
+        >>> import numpy as np
+        >>> part = LabeledTexts(np.array(["Shares rose.", "City won 2-0."], dtype=object),
+        ...                     np.array([0, 1]))
+        >>> len(part)
+        2
+        >>> text, label = next(iter(part.to_dataset()))
+        >>> text.numpy(), int(label)
+        (b'Shares rose.', 0)
+    """
 
     texts: np.ndarray
     labels: np.ndarray
@@ -38,6 +56,25 @@ class TextClassificationData(Splits):
     ``train``, ``validation`` and ``test`` are ``tf.data`` datasets of ``(text, label)``;
     ``splits`` holds the same data as NumPy arrays. A ``multi_label`` dataset's labels are
     rows of 0s and 1s, one column per class (float32): a text may be of several classes.
+    Every loader (`load_bbc_news`, `from_csv` ...) returns one, and ``train(config,
+    data=...)`` trains on one you make yourself.
+
+    Args:
+        name: The dataset's name in messages and export names.
+        class_names: The classes' names, label ``i`` naming ``class_names[i]``.
+        splits: The ``train``, ``validation`` and ``test`` `LabeledTexts` by name.
+        multi_label: Whether the labels are rows of 0s and 1s (keyword-only).
+
+    Examples:
+        >>> import numpy as np
+        >>> part = LabeledTexts(np.array(["good", "bad"], dtype=object), np.array([1, 0]))
+        >>> data = TextClassificationData("reviews", ("negative", "positive"),
+        ...                               {"train": part, "validation": part, "test": part})
+        >>> data.num_classes, data.sizes()
+        (2, {'train': 2, 'validation': 2, 'test': 2})
+        >>> data.train.element_spec
+        (TensorSpec(shape=(), dtype=tf.string, name=None),
+         TensorSpec(shape=(), dtype=tf.int64, name=None))
     """
 
     name: str

@@ -14,6 +14,8 @@ from kerasformer.files.text_files import read_utf8_text
 from kerasformer.network import require_reachable
 
 WIKITEXT2_URL = "https://wikitext.smerity.com/wikitext-2-v1.zip"
+"""Where `load_wikitext2` downloads WikiText-2 (v1, tokenised) from without a
+``data_dir``: a zip holding ``wikitext-2/wiki.{train,valid,test}.tokens``."""
 END_OF_LINE = "<eos>"
 FILES = {
     "train": "wiki.train.tokens",
@@ -26,13 +28,22 @@ FILES = {
 class LanguageModelData(Splits):
     """A language-modelling dataset: each split's tokens as one flat sequence.
 
-    Example:
+    What `load_wikitext2` and `from_text_files` return. ``sizes()`` counts tokens, and
+    ``vocabulary()`` lists the train split's distinct tokens, most frequent first (the
+    real WikiText-2: 2,088,628 / 217,646 / 245,569 tokens, 33,278 words).
 
-    >>> data = load_wikitext2("../shared/data/wikitext-2")
-    >>> data.sizes()
-    {'train': 2088628, 'validation': 217646, 'test': 245569}
-    >>> len(data.vocabulary())
-    33278
+    Args:
+        name: The dataset's name in messages and export names (``wikitext2``).
+        splits: The ``train``, ``validation`` and ``test`` tokens by name, each a tuple
+            of strings in text order (every line ending in ``<eos>``).
+
+    Examples:
+        >>> data = LanguageModelData("tiny", {"train": ("a", "b", "a", "<eos>"),
+        ...                                   "validation": ("a", "<eos>"), "test": ("b", "<eos>")})
+        >>> data.sizes()
+        {'train': 4, 'validation': 2, 'test': 2}
+        >>> data.vocabulary()
+        ['a', 'b', '<eos>']
     """
 
     name: str
@@ -47,22 +58,33 @@ class LanguageModelData(Splits):
 
 
 def load_wikitext2(data_dir: str | Path | None = None) -> LanguageModelData:
-    """Load WikiText-2 (v1, tokenised) from a folder, or download it.
-
-    Args:
-        data_dir: A folder with ``wiki.train.tokens``, ``wiki.valid.tokens`` and
-            ``wiki.test.tokens``. Without it, the zip at ``WIKITEXT2_URL`` is downloaded
-            into the Keras cache and read from there.
+    r"""Load WikiText-2 (v1, tokenised) from a folder, or download it.
 
     Tokens are those of PyTorch's word_language_model example: every line of a file,
     blank ones included, is split on whitespace and followed by ``<eos>``. The real files
     give 2,088,628 / 217,646 / 245,569 tokens and a train vocabulary of 33,278.
 
-    Example:
+    Args:
+        data_dir: A folder with ``wiki.train.tokens``, ``wiki.valid.tokens`` and
+            ``wiki.test.tokens`` (UTF-8). Without it, the zip at `WIKITEXT2_URL` is
+            downloaded into the Keras cache and read from there.
 
-    >>> data = load_wikitext2("../shared/data/wikitext-2")
-    >>> data.splits["train"][:5]
-    ('<eos>', '=', 'Valkyria', 'Chronicles', 'III')
+    Returns:
+        The train, validation and test tokens, named ``wikitext2``.
+
+    Raises:
+        KerasformerError: A folder without one of the three files, a file that is not
+            UTF-8, or no ``data_dir`` and no network.
+
+    Examples:
+        >>> from pathlib import Path
+        >>> folder = Path("wikitext-tiny"); folder.mkdir(exist_ok=True)
+        >>> for split in ("train", "valid", "test"):
+        ...     text = " \n = Valkyria Chronicles III = \n"  # as the real files begin
+        ...     _ = (folder / f"wiki.{split}.tokens").write_text(text)
+        >>> data = load_wikitext2(folder)
+        >>> data.splits["train"]
+        ('<eos>', '=', 'Valkyria', 'Chronicles', 'III', '=', '<eos>')
     """
     root = Path(data_dir) if data_dir is not None else download_wikitext2()
     paths = {split: root / name for split, name in FILES.items()}

@@ -30,15 +30,24 @@ class LiteRTClassifier:
     (or TensorFlow, with ``runtime="tensorflow"``), not kerasformer's models.
 
     Args:
-        model: The ``.tflite`` file; its ``.json`` and ``.vocab.txt`` sit beside it.
+        model: The ``.tflite`` file that ``kerasformer export-litert`` wrote; its
+            ``.json`` and ``.vocab.txt`` sit beside it.
         runtime: ``"litert"`` (``ai_edge_litert``) or ``"tensorflow"`` (``tf.lite``).
-        num_threads: Interpreter threads (default: every core).
+        num_threads: Interpreter threads, a whole number >= 1 (default: every core).
 
-    Example:
+    Raises:
+        KerasformerError: A model file that does not exist or is not a classifier, its
+            settings or vocabulary missing, damaged or written with another model, or a
+            runtime that is unknown, not installed or cannot open the model.
 
-    >>> classifier = LiteRTClassifier("ag_news.tflite")
-    >>> classifier.predict(["Shares rose after profits beat forecasts"])
-    ['Business']
+    Examples:
+        >>> classifier = LiteRTClassifier("saved_models/bbc_news-transformer.tflite")
+        >>> classifier.class_names
+        ['business', 'entertainment', 'politics', 'sports', 'tech']
+        >>> classifier.predict_proba(["Shares rose after profits beat forecasts"]).shape
+        (1, 5)
+        >>> classifier.predict(["Shares rose after profits beat forecasts"])
+        ['...']
     """
 
     def __init__(self, model: str | Path, runtime: str = "litert", num_threads: int | None = None):

@@ -63,13 +63,21 @@ def read_litert_settings(path: Path) -> dict | None:
 class LiteRTFiles:
     """Where a LiteRT export's files are, named after its model file.
 
+    ``settings`` is ``NAME.json`` and ``vocabulary`` ``NAME.vocab.txt`` (a classifier's);
+    ``read_settings`` and ``read_vocabulary`` read them, refusing files that were not
+    written together.
+
     Args:
-        model: The ``.tflite`` file; the others share its name.
+        model: The ``.tflite`` file; the others share its name. `LiteRTFiles.of` also
+            takes a string.
 
-    Example:
-
-    >>> LiteRTFiles(Path("ag_news.tflite")).vocabulary
-    PosixPath('ag_news.vocab.txt')
+    Examples:
+        >>> files = LiteRTFiles.of("saved_models/bbc_news-transformer.tflite")
+        >>> files.settings, files.vocabulary
+        (PosixPath('saved_models/bbc_news-transformer.json'),
+         PosixPath('saved_models/bbc_news-transformer.vocab.txt'))
+        >>> files.read_settings("classifier")["class_names"]
+        ['business', 'entertainment', 'politics', 'sports', 'tech']
     """
 
     model: Path

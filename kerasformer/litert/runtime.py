@@ -13,6 +13,8 @@ from kerasformer.validation import is_whole_number
 # ``litert``: the standalone ``ai-edge-litert`` package, no TensorFlow needed;
 # ``tensorflow``: ``tf.lite.Interpreter``, the same runtime inside TensorFlow.
 RUNTIMES = ("litert", "tensorflow")
+"""The interpreters a ``.tflite`` model runs with, by the name ``runtime=`` takes:
+``litert`` (``ai-edge-litert``, no TensorFlow) and ``tensorflow`` (``tf.lite``)."""
 
 
 def signature_runner(
@@ -21,7 +23,29 @@ def signature_runner(
     """The model's ``serving_default``: called with named NumPy inputs, returns its outputs.
 
     Inputs of a new shape resize the interpreter (batches and lengths may vary).
-    ``num_threads`` defaults to every core (the interpreters' own default is one).
+
+    Args:
+        model: The ``.tflite`` file.
+        runtime: One of `RUNTIMES`: ``"litert"`` (``ai_edge_litert``) or
+            ``"tensorflow"`` (``tf.lite.Interpreter``).
+        num_threads: Interpreter threads, a whole number >= 1; None for every core (the
+            interpreters' own default is one).
+
+    Returns:
+        A function of the signature's inputs by keyword, returning its outputs as a dict
+        of NumPy arrays by name.
+
+    Raises:
+        KerasformerError: ``num_threads`` not a whole number >= 1, an unknown
+            ``runtime``, ``ai-edge-litert`` not installed (for ``"litert"``), or a model
+            the interpreter cannot open.
+
+    Examples:
+        >>> import numpy as np
+        >>> run = signature_runner("saved_models/bbc_news-transformer.tflite")
+        >>> outputs = run(token_ids=np.array([[2, 3, 0]], np.int32))
+        >>> list(outputs), outputs["probabilities"].shape
+        (['probabilities'], (1, 5))
     """
     if num_threads is not None and (not is_whole_number(num_threads) or num_threads < 1):
         raise KerasformerError(

@@ -21,15 +21,29 @@ class LiteRTTagger(WordTagger):
     One sentence per call: a BiLSTM over a batch of varying lengths needs TensorFlow ops
     LiteRT lacks, and a device tags one text at a time.
 
+    ``tag(texts)`` gives each text's words, tags and entities (with character offsets
+    and scores), as `SequenceTagger.tag` does.
+
     Args:
-        model: The ``.tflite`` file, its ``.json`` beside it.
+        model: The ``.tflite`` file that ``kerasformer export-litert`` wrote from a
+            from-scratch tagger, its ``.json`` beside it.
         runtime: ``"litert"`` (``ai_edge_litert``) or ``"tensorflow"`` (``tf.lite``).
-        num_threads: Interpreter threads (default: every core).
+        num_threads: Interpreter threads, a whole number >= 1 (default: every core).
 
-    Example:
+    Raises:
+        KerasformerError: A model file that does not exist or is not a tagger, its
+            settings missing, damaged or written with another model, or a runtime that is
+            unknown, not installed or cannot open the model.
 
-    >>> LiteRTTagger("ner.tflite").tag(["Angela Merkel visited Paris."])[0]["entities"]
-    [{'text': 'Angela Merkel', 'type': 'PER', 'start': 0, 'end': 13, 'score': ...}, ...]
+    Examples:
+        >>> tagger = LiteRTTagger("saved_models/conll2003-rnn.tflite")
+        >>> record = tagger.tag(["Angela Merkel visited Paris."])[0]
+        >>> sorted(record)
+        ['entities', 'tags', 'words']
+        >>> record["words"], len(record["tags"])
+        (['Angela', 'Merkel', 'visited', 'Paris', '.'], 5)
+        >>> tagger.probabilities([["Angela", "Merkel"]])[0].shape
+        (2, ...)
     """
 
     def __init__(self, model: str | Path, runtime: str = "litert", num_threads: int | None = None):

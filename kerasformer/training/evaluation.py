@@ -14,7 +14,30 @@ import numpy as np
 def classification_metrics(
     labels: np.ndarray, probabilities: np.ndarray, class_names: Sequence[str]
 ) -> dict:
-    """Metrics of predicted probabilities against true integer labels, as plain JSON types."""
+    """Metrics of predicted probabilities against true integer labels, as plain JSON types.
+
+    Each text's predicted class is its most probable one. Precision, recall and F1 of a
+    class never predicted (or never present) are 0, not an error.
+
+    Args:
+        labels: The true class ids, shape ``(texts,)``, 0 to classes - 1.
+        probabilities: The predicted probabilities, shape ``(texts, classes)``.
+        class_names: The classes' names, label ``i`` naming ``class_names[i]``.
+
+    Returns:
+        ``accuracy`` (a float), ``per_class`` (each class name's ``precision``,
+        ``recall``, ``f1`` and ``support``) and ``confusion_matrix`` (rows: true
+        classes, columns: predicted), as ``metrics.json`` holds them.
+
+    Examples:
+        >>> import numpy as np
+        >>> probabilities = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
+        >>> metrics = classification_metrics(np.array([0, 1, 1]), probabilities, ["neg", "pos"])
+        >>> metrics["accuracy"], metrics["confusion_matrix"]
+        (0.666..., [[1, 0], [1, 1]])
+        >>> metrics["per_class"]["pos"]
+        {'precision': 1.0, 'recall': 0.5, 'f1': 0.666..., 'support': 2}
+    """
     from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
 
     predictions = np.argmax(probabilities, axis=-1)

@@ -41,6 +41,36 @@ from kerasformer.training.tensorboard import tensorboard_callbacks
 
 @dataclass
 class TrainingResult:
+    r"""What `train` returns: the trained model, its data, history and metrics.
+
+    Args:
+        model: The task's model object: a Keras classifier, a ``Translator`` ...
+        data: The data it trained on: `TextClassificationData`, `TranslationData` ...
+        history: Each epoch's loss and metrics by name (``loss``, ``val_loss``,
+            ``accuracy`` ...), with its ``phase`` (the recipe's stage) and ``seconds``;
+            ``best_epoch`` and ``averaged_epochs`` where early stopping or averaging
+            chose the weights.
+        metrics: The trained model's metrics on ``validation`` and ``test``, as
+            ``metrics.json`` holds them.
+        export_dir: Where the model was exported; None when `train` did not export.
+        interrupted: Whether Ctrl-C stopped training (what was learned so far is kept).
+        fit_model: What ``model.fit`` trained: ``model``, or a part of it.
+        train_seconds: Wall time from building the input pipeline to the last epoch.
+
+    Examples:
+        >>> from pathlib import Path
+        >>> rows = [f"Shares rose {i},business" for i in range(20)]
+        >>> rows += [f"City won {i},sport" for i in range(20)]
+        >>> _ = Path("headlines_tiny.csv").write_text("\n".join(["text,label", *rows]) + "\n")
+        >>> config = TrainingConfig(train_file="headlines_tiny.csv", epochs=1, batch_size=8,
+        ...     model_options={"vocab_size": 100, "maxlen": 16, "embed_dim": 8, "ff_dim": 8})
+        >>> result = train(config, export=False, verbose=0)
+        >>> result.export_dir, result.interrupted, sorted(result.history)
+        (None, False, ['accuracy', 'loss', 'phase', 'seconds', 'val_accuracy', 'val_loss'])
+        >>> sorted(result.metrics["test"])
+        ['accuracy', 'confusion_matrix', 'per_class']
+    """
+
     model: keras.Model  # the task's model object: a Keras classifier, a Translator ...
     data: object  # the task's data object: TextClassificationData, TranslationData ...
     history: dict[str, list[float]]
@@ -57,16 +87,43 @@ def train(
     verbose: int = 1,
     data=None,
 ) -> TrainingResult:
-    """Run one training job as configured and return the trained model and its metrics.
+    r"""Run one training job as configured and return the trained model and its metrics.
 
-    ``data`` trains on your own splits instead of loading ``config.dataset``, which
-    then only names the export directory.
+    The settings and the export directory are checked before any work; then the data is
+    loaded, the model built and fitted by its recipe, evaluated on validation and test,
+    and exported (a SavedModel with ``model.keras``, ``config.json``, ``history.json``
+    and ``metrics.json`` beside it).
 
-    Example:
+    Args:
+        config: The run's settings.
+        export: Whether to export to ``config``'s export directory.
+        verbose: 1 prints the data's sizes, Keras's progress and the metrics; 0 prints
+            nothing.
+        data: Your own splits to train on (a `TextClassificationData` for
+            classification ...) instead of loading ``config.dataset``, which then only
+            names the export directory.
 
-    >>> result = train(TrainingConfig(dataset="bbc_news"))
-    >>> result.metrics["test"]["accuracy"] > 0.9
-    True
+    Returns:
+        The trained model, its data, history and metrics, and where it was exported.
+
+    Raises:
+        KerasformerError: Settings that cannot train, an export directory that exists
+            (without ``config.overwrite``) or cannot be written, or data the task refuses;
+            its subclass `NonFiniteLoss` when the loss or a weight becomes NaN or infinite.
+
+    Examples:
+        >>> from pathlib import Path
+        >>> rows = [f"Shares rose {i},business" for i in range(20)]
+        >>> rows += [f"City won {i},sport" for i in range(20)]
+        >>> _ = Path("news_tiny.csv").write_text("\n".join(["text,label", *rows]) + "\n")
+        >>> config = TrainingConfig(train_file="news_tiny.csv", epochs=1, batch_size=8,
+        ...     model_options={"vocab_size": 100, "maxlen": 16, "embed_dim": 8, "ff_dim": 8},
+        ...     export_dir="news-classifier", overwrite=True)
+        >>> result = train(config, verbose=0)
+        >>> result.data.class_names, 0 <= result.metrics["test"]["accuracy"] <= 1
+        (('business', 'sport'), True)
+        >>> sorted(path.name for path in result.export_dir.iterdir())
+        ['assets', 'config.json', ..., 'metrics.json', 'model.keras', 'saved_model.pb', 'variables']
     """
     # Settings and the export directory are refused before any work.
     task = task_named(config.task)
