@@ -47,9 +47,22 @@ SHARED_ON_ONE_WORKER = ("trained_bbc", "minilm_hub", "trained_question_answerer"
 SLOW_FIXTURES = (*SHARED_ON_ONE_WORKER, "minilm_preprocess")
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--docs-examples", action="store_true",
+        help="also run the docs' examples (marker docs_examples; .ci/run's docs stage)",
+    )  # fmt: skip
+
+
 # Before pytest-xdist's own hook reads the groups: added after it, they group nothing.
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--docs-examples"):
+        # Deselected, not skipped: the docs stage of .ci/run runs them (tests/README.md).
+        examples = [item for item in items if item.get_closest_marker("docs_examples")]
+        if examples:
+            config.hook.pytest_deselected(items=examples)
+            items[:] = [item for item in items if item not in examples]
     shared_by_module = {}
     for item in items:
         if any(name in item.fixturenames for name in SLOW_FIXTURES):

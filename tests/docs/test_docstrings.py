@@ -38,11 +38,13 @@ def sections(obj) -> dict[str, list]:
     return found
 
 
+# How a docstring names a variadic parameter: ``*args``, ``**kwargs``.
+STARS = {"variadic positional": "*", "variadic keyword": "**"}
+
+
 def parameter_names(obj) -> list[str]:
     return [
-        ("**" if p.kind.value == "variadic keyword" else "*" if p.kind.value == "variadic positional" else "") + p.name
-        for p in obj.parameters
-        if p.name not in UNDOCUMENTED
+        STARS.get(p.kind.value, "") + p.name for p in obj.parameters if p.name not in UNDOCUMENTED
     ]
 
 
