@@ -81,7 +81,37 @@ def export_classifier(
 
     The export is written beside ``export_dir`` and swapped in complete, so a failure or
     a killed process never leaves half a model; an existing ``export_dir`` is replaced
-    only if kerasformer wrote it (and ``overwrite`` is true).
+    only if kerasformer wrote it (and ``overwrite`` is true). Each text's ``known_tokens``
+    is returned too, and a multi-label classifier (a `TextClassifier` with a
+    ``threshold``) also writes ``classifier.json`` and returns ``over_threshold`` and
+    ``labels``. `ExportedClassifier` reads the export back.
+
+    Args:
+        model: A string-in classifier from `kerasformer.models.build_classifier` (or its
+            `TextClassifier`), or one `load_keras_model` loaded.
+        class_names: The class names, one per output, in output order.
+        export_dir: The directory to write; its parent is created if needed.
+        overwrite: Whether an existing export of kerasformer's at ``export_dir`` may be
+            replaced; False refuses any existing ``export_dir``.
+
+    Returns:
+        ``export_dir``, as a `Path`.
+
+    Raises:
+        KerasformerError: ``export_dir`` cannot be written: it exists and ``overwrite``
+            is false, kerasformer did not write it, it is a file or a link, it lies
+            inside another output, or its parent is not writable.
+        ValueError: ``class_names`` does not have one name per output, or the model can
+            not count its known tokens (neither a ``TextVectorization`` nor a BERT
+            preprocess layer).
+
+    Examples:
+        >>> from kerasformer.loading import ExportedClassifier, load_keras_model
+        >>> model = load_keras_model("saved_models/bbc_news-transformer")
+        >>> names = ["business", "entertainment", "politics", "sports", "tech"]
+        >>> export_dir = export_classifier(model, names, Path(tempfile.mkdtemp()) / "bbc")
+        >>> ExportedClassifier(export_dir).class_names == tuple(names)
+        True
     """
     require_replaceable(export_dir, overwrite, flag="--export-dir", kind="classifier")
     with staged_directory(export_dir, "classifier", overwrite) as staging:

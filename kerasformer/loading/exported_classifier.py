@@ -26,7 +26,25 @@ SETTINGS_FILE = "classifier.json"
 
 @dataclass(frozen=True)
 class Predictions:
-    """What an export says about a batch of texts, one entry per text."""
+    """What an export says about a batch of texts, one entry per text.
+
+    `ExportedClassifier.classify` returns it; `guessed` flags the texts whose class is a
+    guess because the model knew none of their tokens.
+
+    Args:
+        probabilities: ``(texts, classes)`` class probabilities, every row finite and
+            summing to 1 (each class on its own for a multi-label classifier).
+        known_tokens: ``(texts,)`` how many of the tokens the model read of each text are
+            in its vocabulary; 0 for an empty text, punctuation or unknown words.
+
+    Examples:
+        >>> classifier = ExportedClassifier("saved_models/bbc_news-transformer")
+        >>> predictions = classifier.classify(["Bank shares", "?!"])
+        >>> predictions.probabilities.shape
+        (2, 5)
+        >>> predictions.known_tokens.tolist(), predictions.guessed.tolist()
+        ([2, 0], [False, True])
+    """
 
     probabilities: np.ndarray  # (texts, classes), every row finite and summing to 1
     known_tokens: np.ndarray  # (texts,) how many tokens the model read are in its vocabulary
@@ -38,13 +56,29 @@ class Predictions:
 
 
 class ExportedClassifier:
-    """An exported classifier loaded with ``tf.saved_model.load``.
+    """An exported classifier loaded with ``tf.saved_model.load``: raw texts in, class
+    probabilities out.
 
-    Example:
+    It runs the export's ``serving_default`` signature, as a server would, so it needs
+    TensorFlow alone: no Keras model is rebuilt. ``class_names`` holds the classes in
+    output order; ``threshold`` is a multi-label classifier's probability over which a
+    class is predicted (None for one class per text).
 
-    >>> classifier = ExportedClassifier("saved_models/bbc_news-transformer")
-    >>> classifier.predict_proba(["Shares rose on Monday"]).shape
-    (1, 5)
+    Args:
+        export_dir: A directory `export_classifier` (or ``kerasformer train``) wrote:
+            its SavedModel, ``assets/class_names.txt`` and, for a multi-label classifier,
+            ``classifier.json``.
+
+    Raises:
+        KerasformerError: ``export_dir`` is not a classifier export (no ``saved_model.pb``,
+            another kind of export), or one of its files is missing or damaged.
+
+    Examples:
+        >>> classifier = ExportedClassifier("saved_models/bbc_news-transformer")
+        >>> classifier.class_names
+        ('business', 'entertainment', 'politics', 'sports', 'tech')
+        >>> classifier.predict_proba(["Shares rose on Monday"]).shape
+        (1, 5)
     """
 
     def __init__(self, export_dir: str | Path):

@@ -40,11 +40,16 @@ class ExportedGenerator:
         export_dir: A directory ``kerasformer train --task language-model`` wrote,
             checked whole (every file and saved value) before it is loaded.
 
-    Example:
+    Raises:
+        KerasformerError: ``export_dir`` is not a language-model export, or one of its
+            files is missing or damaged.
 
-    >>> generator = ExportedGenerator("saved_models/wikitext2-lm")
-    >>> generator.generate(["the game"], sampling=Sampling(temperature=0.0))
-    ['was played in the United States ...']
+    Examples:
+        >>> generator = ExportedGenerator("saved_models/wikitext2-transformer")
+        >>> generator.known_words(["the cat sat", "the zebra"])
+        [3, 1]
+        >>> generator.generate(["the cat"], sampling=Sampling(temperature=0.0))
+        ['...']
     """
 
     def __init__(self, export_dir: str | Path):

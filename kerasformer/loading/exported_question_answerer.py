@@ -28,11 +28,17 @@ class ExportedQuestionAnswerer:
         export_dir: A directory ``kerasformer train --task question-answering`` wrote,
             checked whole (every file and saved value) before it is loaded.
 
-    Example:
+    Raises:
+        KerasformerError: ``export_dir`` is not a question-answerer export, or one of its
+            files is missing or damaged.
 
-    >>> answerer = ExportedQuestionAnswerer("saved_models/squad-bert")
-    >>> answerer.answer(["Who won?"], ["The Broncos won the game."])[0]["answer"]
-    'The Broncos'
+    Examples:
+        >>> answerer = ExportedQuestionAnswerer("saved_models/squad-bert")
+        >>> found = answerer.answer(["Who won?"], ["The Broncos won the game."])[0]
+        >>> sorted(found)
+        ['answer', 'end', 'no_answer_score', 'score', 'start']
+        >>> found["answer"] == "The Broncos won the game."[found["start"] : found["end"]]
+        True
     """
 
     def __init__(self, export_dir: str | Path):

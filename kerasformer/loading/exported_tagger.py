@@ -26,11 +26,19 @@ class ExportedTagger:
         export_dir: A directory ``kerasformer train --task ner`` wrote, checked whole
             (every file and saved value) before it is loaded.
 
-    Example:
+    Raises:
+        KerasformerError: ``export_dir`` is not a tagger export, or one of its files is
+            missing or damaged.
 
-    >>> ExportedTagger("saved_models/conll2003-ner").tag(["Angela Merkel visited Paris."])
-    [{'words': ['Angela', ...], 'tags': ['B-PER', ...], 'entities': [{'text': 'Angela Merkel',
-      'type': 'PER', 'start': 0, 'end': 13, 'score': ...}, ...]}]
+    Examples:
+        >>> tagger = ExportedTagger("saved_models/conll2003-rnn")
+        >>> "PER" in tagger.entity_types()  # the types its tags name, sorted
+        True
+        >>> record = tagger.tag(["Mary lives in Berlin."])[0]
+        >>> record["words"], len(record["tags"])
+        (['Mary', 'lives', 'in', 'Berlin', '.'], 5)
+        >>> record["entities"]  # each: text, type, start, end (character offsets), score
+        [...]
     """
 
     def __init__(self, export_dir: str | Path):

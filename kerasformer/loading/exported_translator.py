@@ -37,12 +37,19 @@ class ExportedTranslator:
     Args:
         export_dir: A directory ``kerasformer train --task translation`` wrote, checked
             whole (every file and saved value) before it is loaded.
-        beam_width: 1 for greedy decoding, or the export's own beam width.
+        beam_width: 1 (the default) for greedy decoding, or the export's own beam width
+            (``beam_width`` in its ``translator.json``) for its ``beam_search`` signature.
 
-    Example:
+    Raises:
+        KerasformerError: ``export_dir`` is not a translator export, one of its files is
+            missing or damaged, or it has no signature that decodes with ``beam_width``.
 
-    >>> ExportedTranslator("saved_models/spa_eng-transformer").translate(["I see you."])
-    ['te veo.']
+    Examples:
+        >>> translator = ExportedTranslator("saved_models/spa_eng-transformer")
+        >>> translator.source_lengths(["I see the sea.", "Hello!"])  # words, as it splits them
+        [5, 2]
+        >>> translator.translate(["I see the sea."])
+        ['...']
     """
 
     def __init__(self, export_dir: str | Path, beam_width: int = 1):

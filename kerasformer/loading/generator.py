@@ -18,7 +18,30 @@ VOCABULARY_FILE = "vocabulary.txt"
 
 
 def load_generator(directory: str | Path) -> TextGenerator:
-    """The `TextGenerator` that `write_generator` exported to ``directory``."""
+    """The `TextGenerator` that `write_generator` exported to ``directory``.
+
+    It rebuilds the Keras model from ``model.keras``, so unlike `ExportedGenerator` it
+    generates any number of tokens the model's window allows, and follows
+    ``tf.random.set_seed`` when it samples.
+
+    Args:
+        directory: A directory ``kerasformer train --task language-model`` wrote, checked
+            whole before TensorFlow is imported.
+
+    Returns:
+        The language model with its vocabulary and end token.
+
+    Raises:
+        KerasformerError: ``directory`` is not a language-model export, or one of its
+            files is missing or damaged.
+
+    Examples:
+        >>> generator = load_generator("saved_models/wikitext2-transformer")
+        >>> type(generator).__name__, generator.end_token
+        ('TextGenerator', '<eos>')
+        >>> generator.generate(["the cat"], max_tokens=4)
+        ['...']
+    """
     directory = require_intact_export(directory, LANGUAGE_MODEL)
     settings = read_settings(directory, SETTINGS_FILE, "language model", "language-model")
     # The export is checked before TensorFlow is imported.

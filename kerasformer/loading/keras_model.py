@@ -18,6 +18,21 @@ def load_keras_model(export_dir: str | Path) -> keras.Model:
     serving is faster and needs no kerasformer through ``ExportedClassifier``. A BERT
     classifier's ``model.keras`` refers to its preprocess and encoder by their handles,
     which must still exist.
+
+    Args:
+        export_dir: A directory ``kerasformer train`` wrote, of any task.
+
+    Returns:
+        The tf-keras model, not compiled: compile it before training it further.
+
+    Raises:
+        KerasformerError: ``export_dir`` has no ``model.keras``, the file is damaged, a
+            TF-Hub handle it names is gone, or Keras cannot load it.
+
+    Examples:
+        >>> model = load_keras_model("saved_models/bbc_news-transformer")
+        >>> model.name, model.output_shape
+        ('transformer_classifier', (None, 5))
     """
     path = Path(export_dir) / KERAS_FILE
     if not path.is_file():

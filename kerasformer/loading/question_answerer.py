@@ -21,6 +21,27 @@ def load_question_answerer(directory: str | Path) -> QuestionAnswerer:
 
     Its ``model.keras`` and settings name the encoder and preprocess handles it was
     trained with, which must still exist.
+
+    Args:
+        directory: A directory ``kerasformer train --task question-answering`` wrote,
+            checked whole before TensorFlow is imported.
+
+    Returns:
+        The question answerer, with its Keras model, preprocess model and window
+        settings.
+
+    Raises:
+        KerasformerError: ``directory`` is not a question-answerer export, one of its
+            files is missing or damaged, or its preprocess or encoder model is no longer
+            where it was.
+
+    Examples:
+        >>> answerer = load_question_answerer("saved_models/squad-bert")
+        >>> found = answerer.answer(["Who won?"], ["The Broncos won the game."])[0]
+        >>> sorted(found)
+        ['answer', 'end', 'no_answer_score', 'score', 'start']
+        >>> found["answer"] == "The Broncos won the game."[found["start"] : found["end"]]
+        True
     """
     directory = require_intact_export(directory, QUESTION_ANSWERER)
     settings = read_settings(directory, SETTINGS_FILE, "question answerer", "question-answering")

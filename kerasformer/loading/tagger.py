@@ -14,7 +14,26 @@ SETTINGS_FILE = "tagger.json"
 
 def load_tagger(directory: str | Path):
     """The `EntityTagger` that `write_tagger` exported to ``directory``: a `SequenceTagger`
-    from scratch, or a `BertTagger`, whose preprocess model must still be where it was."""
+    from scratch, or a `BertTagger`, whose preprocess model must still be where it was.
+
+    Args:
+        directory: A directory ``kerasformer train --task ner`` wrote, checked whole
+            before it is loaded.
+
+    Returns:
+        The tagger, with its Keras model, tag names and decoding.
+
+    Raises:
+        KerasformerError: ``directory`` is not a tagger export, one of its files is
+            missing or damaged, or a BERT tagger's preprocess model is no longer there.
+
+    Examples:
+        >>> tagger = load_tagger("saved_models/conll2003-rnn")
+        >>> type(tagger).__name__, tagger.tag_names[0]
+        ('SequenceTagger', 'O')
+        >>> tagger.predict_tags([["Mary", "lives", "in", "Berlin", "."]])
+        [[...]]
+    """
     directory = require_intact_export(directory, TAGGER)
     settings = read_settings(directory, SETTINGS_FILE, "tagger", "ner")
     settings.pop("model", None)

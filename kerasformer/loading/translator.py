@@ -22,7 +22,31 @@ TARGET_SUBWORDS_FILE = "target_subwords.model"
 
 
 def load_translator(directory: str | Path, cached: bool = True) -> Translator:
-    """The `Translator` that `write_translator` exported to ``directory``."""
+    """The `Translator` that `write_translator` exported to ``directory``.
+
+    It rebuilds the Keras model from ``model.keras``, so unlike `ExportedTranslator` it
+    decodes with any beam width and reads subword exports, and it gives attention.
+
+    Args:
+        directory: A directory ``kerasformer train --task translation`` wrote, checked
+            whole before TensorFlow is imported.
+        cached: Whether decoding keeps the decoder's keys and values between steps
+            (faster, same translations); False recomputes every step from the start.
+
+    Returns:
+        The translator, with its model, tokenizers and ``maxlen``.
+
+    Raises:
+        KerasformerError: ``directory`` is not a translator export, or one of its files
+            is missing or damaged.
+
+    Examples:
+        >>> translator = load_translator("saved_models/spa_eng-transformer")
+        >>> translator.family, translator.source_lengths(["I see the sea."])
+        ('transformer', [5])
+        >>> translator.translate(["I see the sea."], beam_width=2)
+        ['...']
+    """
     directory = require_intact_export(directory, TRANSLATOR)
     settings = read_settings(directory, SETTINGS_FILE, "translator", "translation")
     # The export is checked before TensorFlow is imported.

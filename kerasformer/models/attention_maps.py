@@ -27,14 +27,31 @@ ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 class AttentionMap:
     """One kind of attention of a model for one input, every layer and head.
 
-    Attributes:
+    The models' ``attention_maps`` methods return them, and `kerasformer.plots` draws
+    them; ``layers`` and ``heads`` count the weights' first two axes, and `layer` and
+    `head` pick them out with a one-line error for an index out of range.
+
+    Args:
         name: Which attention ("self-attention", "encoder self-attention",
             "decoder self-attention", "cross-attention").
         query_tokens: The tokens that attend, one per row.
         key_tokens: The tokens attended to, one per column.
         weights: ``(layers, heads, queries, keys)``; each row sums to 1 over the keys.
         segment_start: Where a second segment starts among the tokens (a BERT sentence
-            pair, or a question's context), or None.
+            pair, or a question's context), or None (the default) for one segment.
+
+    Raises:
+        ValueError: ``weights`` is not of shape ``(layers, heads, queries, keys)`` with
+            at least one layer and head.
+
+    Examples:
+        >>> tokens = ("the", "cat")
+        >>> attention = AttentionMap("self-attention", tokens, tokens, np.full((1, 2, 2, 2), 0.5))
+        >>> attention.layers, attention.heads
+        (1, 2)
+        >>> attention.head(0, 1)
+        array([[0.5, 0.5],
+               [0.5, 0.5]])
     """
 
     name: str

@@ -51,19 +51,31 @@ def build_bert_classifier(
     ``Dropout`` on ``pooled_output`` -> ``Dense(num_classes, softmax)``.
 
     Args:
-        num_classes: Number of classes.
-        preprocess: TF-Hub handle (URL or local directory) of a BERT preprocess model.
-        encoder: TF-Hub handle of the matching BERT encoder.
+        num_classes: Number of classes (at least 2).
+        preprocess: TF-Hub handle (URL or local directory) of a BERT preprocess model;
+            by default seed 001's on tfhub.dev, which needs the internet. Offline,
+            ``kerasformer convert-bert --out DIR`` writes ``DIR/preprocess``.
+        encoder: TF-Hub handle of the matching BERT encoder (``DIR/encoder``); by
+            default seed 001's small BERT on tfhub.dev.
         dropout: Dropout rate on the pooled output.
-        trainable: Whether the encoder's weights are trained (fine-tuning).
+        trainable: Whether the encoder's weights are trained (fine-tuning); False (the
+            default) trains the head alone.
         output_activation: ``"softmax"`` (one class), or ``"sigmoid"`` (multi-label).
         name: Model name.
 
-    Example:
+    Returns:
+        The uncompiled functional tf-keras model. A local handle is kept as an absolute
+        path, so the saved model finds it again from any working directory.
 
-    >>> model = build_bert_classifier(4, "hub/minilm/preprocess", "hub/minilm/encoder")
-    >>> model(tf.constant(["I love transformers"])).shape
-    TensorShape([1, 4])
+    Raises:
+        KerasformerError: ``num_classes`` is not a whole number >= 2, or a handle is not
+            a SavedModel directory, cannot be reached or cannot be loaded.
+        ValueError: ``output_activation`` is neither ``"softmax"`` nor ``"sigmoid"``.
+
+    Examples:
+        >>> model = build_bert_classifier(4, "hub/minilm/preprocess", "hub/minilm/encoder")
+        >>> model(tf.constant(["I love transformers"])).shape
+        TensorShape([1, 4])
     """
     if not is_whole_number(num_classes) or num_classes < 2:
         raise KerasformerError(f"num_classes must be an integer >= 2, got {num_classes!r}.")

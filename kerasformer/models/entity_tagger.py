@@ -29,8 +29,20 @@ class EntityTagger:
     `serving_reader` (TensorFlow, for the SavedModel); both read words the same way.
 
     Args:
-        tag_names: The tags, in the model's output order.
-        decoding: ``"constrained"`` (IOB2 Viterbi) or ``"argmax"``.
+        tag_names: The tags, in the model's output order (``O``, ``B-PER``, ``I-PER``...).
+        decoding: ``"constrained"`` (the default: IOB2 Viterbi, which never starts an
+            entity with ``I-``) or ``"argmax"`` (each word's most likely tag on its own).
+
+    Raises:
+        KerasformerError: ``decoding`` is neither of those.
+
+    Examples:
+        >>> tagger = EntityTagger(["O", "B-PER", "I-PER"])
+        >>> tagger.entity_types()
+        ('PER',)
+        >>> probabilities = np.array([[0.1, 0.2, 0.7], [0.1, 0.1, 0.8]])  # (words, tags)
+        >>> tagger.decode(probabilities), tagger.decode(probabilities, "argmax")
+        (['B-PER', 'I-PER'], ['I-PER', 'I-PER'])
     """
 
     # The pretrained encoder layer whose ``trainable`` the recipes switch; None from scratch.

@@ -88,10 +88,24 @@ class TextGenerator:
     split on whitespace as it comes (WikiText is tokenised already), and generated
     tokens are joined with spaces.
 
-    Example:
+    Args:
+        model: A language model from `build_transformer_language_model`, whose
+            vocabulary size is ``len(vocabulary) + 2``.
+        vocabulary: The tokens of ids 2, 3 and on, in id order.
+        end_token: The token that ends a line of text: generation stops there, and a
+            prompt is read after it, as a new line. It must be in ``vocabulary``.
 
-    >>> generator = TextGenerator(model, vocabulary, end_token="<eos>")
-    >>> generator.generate(["The game"], max_tokens=20, sampling=Sampling(top_k=40))
+    Raises:
+        ValueError: ``end_token`` is not in ``vocabulary``.
+
+    Examples:
+        >>> vocabulary = ["<eos>", "the", "cat", "sat"]
+        >>> model = build_transformer_language_model(6, maxlen=16, embed_dim=8, num_heads=2)
+        >>> generator = TextGenerator(model, vocabulary, end_token="<eos>")
+        >>> generator.known_words(["the cat", "a dog"])
+        [2, 0]
+        >>> generator.generate(["the cat"], max_tokens=4, sampling=Sampling(top_k=2))
+        ['...']
     """
 
     def __init__(self, model, vocabulary: Sequence[str], end_token: str = "<eos>"):

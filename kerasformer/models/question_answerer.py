@@ -40,18 +40,32 @@ class QuestionAnswerer:
     Args:
         model: Keras model from packed windows to ``{start_logits, end_logits}``.
         preprocess: The loaded TF-Hub BERT preprocess model the encoder expects.
-        seq_length, doc_stride, max_question_tokens: How contexts are cut (`SpanWindows`).
+        seq_length: Word pieces per window, special tokens included (384 by default,
+            BERT's SQuAD setting); contexts are cut into windows as `SpanWindows` does.
+        doc_stride: Context word pieces between the starts of two windows of one
+            context; None (the default): 128, or half a window's context room if less.
+        max_question_tokens: Questions are cut to this many word pieces; None (the
+            default): 64, or a quarter of ``seq_length`` if less.
+        max_answer_tokens: Longest answer considered, in wordpieces.
+        preprocess_handle: Where ``preprocess`` was loaded from, kept for exports.
         null_threshold: None to always answer; otherwise a question whose no-answer
             score ([CLS]'s start + end logits, least over its windows) exceeds its best
             span's score by more than this is answered ``""`` (SQuAD 2.0; 0.0 is BERT's).
-        max_answer_tokens: Longest answer considered, in wordpieces.
-        preprocess_handle: Where ``preprocess`` was loaded from, kept for exports.
 
-    Example:
+    Raises:
+        KerasformerError: ``null_threshold`` is not a finite number,
+            ``max_answer_tokens`` is not a whole number >= 1, or the window sizes leave
+            no room for a context.
 
-    >>> answerer = QuestionAnswerer(model, load_preprocess("hub/minilm/preprocess"))
-    >>> answerer.answer(["Who won?"], ["The Broncos won the game."])[0]["answer"]
-    'The Broncos'
+    Examples:
+        >>> from kerasformer.loading import load_question_answerer
+        >>> trained = load_question_answerer("saved_models/squad-bert")
+        >>> preprocess = load_preprocess(trained.preprocess_handle)
+        >>> settings = dict(trained.settings, null_threshold=0.0)  # may answer "" (SQuAD 2.0)
+        >>> answerer = QuestionAnswerer(trained.model, preprocess, **settings)
+        >>> found = answerer.answer(["Who won?"], ["The Broncos won the game."])[0]
+        >>> sorted(found)
+        ['answer', 'end', 'no_answer_score', 'score', 'start']
     """
 
     def __init__(

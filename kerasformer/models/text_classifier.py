@@ -75,16 +75,22 @@ class WordIdModel:
 class TextClassifier:
     """A Keras classifier from raw strings to class probabilities, by family.
 
+    This base class runs any string-in Keras model as it is; `TextClassifier.of` gives
+    a model its family's subclass (the from-scratch transformer's, or BERT's).
+
     Args:
         model: The string-in Keras model.
         threshold: A multi-label classifier's (sigmoid outputs): the probability over
             which a class is predicted, chosen on validation; None for one class per text.
 
-    Example:
-
-    >>> classifier = TextClassifier.of(build_classifier("transformer", 4, texts))
-    >>> classifier.string_function()(tf.constant(["stocks rose"])).shape
-    TensorShape([1, 4])
+    Examples:
+        >>> model = build_transformer_classifier(4, maxlen=16, embed_dim=8, ff_dim=8)
+        >>> adapt_vectorizer(model, ["stocks rose", "the team won the cup"])
+        >>> classifier = TextClassifier.of(model)
+        >>> classifier.family
+        'transformer'
+        >>> classifier.string_function()(tf.constant(["stocks rose"])).shape
+        TensorShape([1, 4])
     """
 
     family = "keras"

@@ -55,12 +55,36 @@ def build_transformer_classifier(
     The model is a tf-keras model, as the trainer, the exports and the command line
     use; a Keras 3 project builds the same stack from `kerasformer.layers`.
 
-    Example:
+    Args:
+        num_classes: How many classes it predicts (at least 2).
+        vocab_size: The vectorizer's vocabulary size, padding and unknown included.
+        maxlen: Tokens a text is padded or cut to.
+        embed_dim: Width of the token embeddings and of the block.
+        num_heads: Attention heads in the block.
+        ff_dim: Width of the block's feed-forward layer.
+        dropout: Dropout rate in the block and on the head.
+        dense_units: Width of the ``relu`` layer before the output.
+        key_dim: Width of each attention head; None (the default) for
+            ``embed_dim // num_heads``.
+        norm_first: Pre-LN block (layer normalisation before attention and
+            feed-forward) with a final normalisation; False (the seed's): post-LN.
+        position: ``"learned"``, ``"sinusoidal"``, ``"rotary"`` or ``"relative"``.
+        output_activation: ``"softmax"`` (one class per text) or ``"sigmoid"``
+            (multi-label).
+        name: The model's name.
 
-    >>> model = build_transformer_classifier(num_classes=4)
-    >>> adapt_vectorizer(model, ["stocks rise", "team wins the cup"])
-    >>> model(tf.constant(["stocks win"])).shape
-    TensorShape([1, 4])
+    Returns:
+        The uncompiled ``Sequential`` model, its vectorizer not yet adapted.
+
+    Raises:
+        ValueError: ``num_classes`` is not a whole number >= 2, or ``position`` or
+            ``output_activation`` is not one of the above.
+
+    Examples:
+        >>> model = build_transformer_classifier(num_classes=4, maxlen=16, embed_dim=8)
+        >>> adapt_vectorizer(model, ["stocks rise", "team wins the cup"])
+        >>> model(tf.constant(["stocks win"])).shape
+        TensorShape([1, 4])
     """
     if not is_whole_number(num_classes) or num_classes < 2:
         raise ValueError(f"`num_classes` must be an integer >= 2, got {num_classes!r}.")
@@ -115,7 +139,24 @@ def require_output_activation(activation: str) -> None:
 
 
 def text_vectorizer(model: keras.Model) -> keras.layers.TextVectorization:
-    """The model's ``TextVectorization`` layer."""
+    """The model's ``TextVectorization`` layer.
+
+    Args:
+        model: A from-scratch classifier (`build_transformer_classifier`).
+
+    Returns:
+        The first ``TextVectorization`` layer among the model's layers.
+
+    Raises:
+        ValueError: The model has no ``TextVectorization`` layer (a BERT classifier).
+
+    Examples:
+        >>> model = build_transformer_classifier(4, maxlen=16, embed_dim=8)
+        >>> adapt_vectorizer(model, ["stocks rise", "stocks fall"])
+        >>> vectorizer = text_vectorizer(model)
+        >>> vectorizer.name, [str(word) for word in vectorizer.get_vocabulary()]
+        ('vectorizer', ['', '[UNK]', 'stocks', 'rise', 'fall'])
+    """
     for layer in model.layers:
         if isinstance(layer, keras.layers.TextVectorization):
             return layer
@@ -128,6 +169,21 @@ def token_id_classifier(model: keras.Model) -> keras.Model:
     It shares every layer (and so every weight) with ``model``. Padding (id 0) is
     masked, so trailing padding does not change its output: a batch padded to its
     longest text gives the same probabilities as one padded to ``maxlen``, for less work.
+
+    Args:
+        model: A from-scratch classifier (`build_transformer_classifier`).
+
+    Returns:
+        A Keras model from int64 token ids ``(batch, tokens)`` to probabilities.
+
+    Raises:
+        ValueError: The model has no ``TextVectorization`` layer.
+
+    Examples:
+        >>> model = build_transformer_classifier(4, maxlen=16, embed_dim=8)
+        >>> on_ids = token_id_classifier(model)
+        >>> on_ids(tf.constant([[2, 3, 0]], tf.int64)).shape  # id 0 pads, 1 is unknown
+        TensorShape([1, 4])
     """
     vectorizer = text_vectorizer(model)
     x = ids = keras.Input(shape=(None,), dtype="int64", name="token_ids")
@@ -147,6 +203,24 @@ def padding_free_classifier(model: keras.Model) -> Callable[[tf.Tensor], tf.Tens
 
     The vectorizer pads every text to ``maxlen``; this cuts the padding the whole batch
     shares before any layer computes on it. Used for evaluation and export.
+
+    Args:
+        model: A from-scratch classifier (`build_transformer_classifier`).
+
+    Returns:
+        ``classify(texts, training=False)``: a 1-D string tensor in, ``(texts,
+        classes)`` probabilities out, the same as ``model(texts)``.
+
+    Raises:
+        ValueError: The model has no ``TextVectorization`` layer.
+
+    Examples:
+        >>> model = build_transformer_classifier(4, maxlen=64, embed_dim=8)
+        >>> adapt_vectorizer(model, ["stocks rise", "team wins the cup"])
+        >>> classify = padding_free_classifier(model)
+        >>> texts = tf.constant(["stocks rise", "the cup"])
+        >>> np.allclose(classify(texts), model(texts), atol=1e-6)
+        True
     """
     vectorizer, on_ids = text_vectorizer(model), token_id_classifier(model)
 
@@ -159,7 +233,25 @@ def padding_free_classifier(model: keras.Model) -> Callable[[tf.Tensor], tf.Tens
 def adapt_vectorizer(
     model: keras.Model, texts: Iterable[str] | tf.data.Dataset, batch_size: int = 512
 ) -> None:
-    """Learn the model's vocabulary from training texts (never from test texts)."""
+    """Learn the model's vocabulary from training texts (never from test texts).
+
+    The vectorizer keeps the most frequent words, up to ``vocab_size`` ids with padding
+    (id 0) and the unknown word (id 1), lower-cased and stripped of punctuation.
+
+    Args:
+        model: A from-scratch classifier (`build_transformer_classifier`).
+        texts: The training texts, as strings or a ``tf.data.Dataset`` of scalar strings.
+        batch_size: Texts the vectorizer reads at a time.
+
+    Raises:
+        ValueError: The model has no ``TextVectorization`` layer.
+
+    Examples:
+        >>> model = build_transformer_classifier(4, maxlen=16, embed_dim=8)
+        >>> adapt_vectorizer(model, ["Stocks rise.", "stocks fall"])
+        >>> text_vectorizer(model)(tf.constant(["stocks rise"]))[0, :3].numpy()
+        array([2, 3, 0])
+    """
     if not isinstance(texts, tf.data.Dataset):
         texts = tf.data.Dataset.from_tensor_slices(np.asarray(list(texts), dtype=object))
     text_vectorizer(model).adapt(texts.batch(batch_size))
@@ -196,8 +288,25 @@ def attention_weights(
 ) -> tuple[list[str], np.ndarray]:
     """The attention weights of one `TransformerBlock` for one text, for visualisation.
 
-    Returns the text's tokens (padding removed) and an array of shape
-    ``(num_heads, tokens, tokens)`` whose rows sum to 1.
+    Args:
+        model: A from-scratch classifier (`build_transformer_classifier`).
+        text: The text, lower-cased and stripped of punctuation as the model reads it.
+        block: Which `TransformerBlock`, from 0.
+
+    Returns:
+        The text's tokens (padding removed) and an array of shape
+        ``(num_heads, tokens, tokens)`` whose rows sum to 1.
+
+    Raises:
+        KerasformerError: The model has no `TransformerBlock`, no block ``block``, or
+            ``text`` has no words.
+
+    Examples:
+        >>> model = build_transformer_classifier(4, maxlen=16, embed_dim=8, num_heads=2)
+        >>> adapt_vectorizer(model, ["stocks rise", "team wins the cup"])
+        >>> tokens, weights = attention_weights(model, "Stocks rise!")
+        >>> tokens, weights.shape
+        (['stocks', 'rise'], (2, 2, 2))
     """
     found = attention_map(model, text)
     if not 0 <= block < found.layers:

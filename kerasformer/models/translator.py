@@ -49,7 +49,26 @@ def decoding_for(model, cached: bool = True, family: str | None = None):
 
 @dataclass(frozen=True)
 class Alignment:
-    """Which source words each generated word attended to."""
+    """Which source words each generated word attended to.
+
+    `Translator.alignment` returns it, and `kerasformer.plots.plot_alignment` draws it.
+
+    Args:
+        source_tokens: The source sentence's tokens as the model read them, unknown
+            ones included.
+        target_tokens: The generated tokens, then ``[end]``.
+        weights: ``(layers, heads, target, source)`` cross-attention weights, each row
+            summing to 1 over the source tokens; the RNN has one layer and one head.
+
+    Examples:
+        >>> from kerasformer.loading import load_translator
+        >>> translator = load_translator("saved_models/spa_eng-transformer")
+        >>> alignment = translator.alignment("I see the sea.")
+        >>> alignment.source_tokens, alignment.target_tokens[-1]
+        (['i', 'see', 'the', 'sea', '.'], '[end]')
+        >>> alignment.weights.shape[2:] == (len(alignment.target_tokens), 5)
+        True
+    """
 
     source_tokens: list[str]
     target_tokens: list[str]  # the generated words, then [end]
@@ -74,11 +93,32 @@ class Translator:
     for unknown tokens, and the target's ids 2 and 3 start and end a sentence, so a word
     target vocabulary starts with ``[start]`` and ``[end]``.
 
-    Example:
+    Args:
+        model: A translation model (``{"source_ids", "target_ids"}`` to target logits)
+            whose vocabulary sizes are the tokenizers' (``len(words) + 2``).
+        source_tokenizer: The source language's tokenizer, or its word vocabulary.
+        target_tokenizer: The target language's tokenizer, or its word vocabulary
+            (``[start]``, ``[end]``, then the words).
+        maxlen: Most tokens of a source sentence; a translation gets ``maxlen - 1``
+            at most.
+        cached: Whether decoding keeps the decoder's keys and values between steps
+            (faster, same translations); False recomputes every step from the start.
+        family: The model's registry name (``"transformer"``, ``"rnn"``); None (the
+            default) tells it from the model's name.
 
-    >>> translator = Translator(model, source_words, target_words, maxlen=80)
-    >>> translator.translate(["The cat sleeps."])
-    ['el gato duerme.']
+    Raises:
+        ValueError: A target vocabulary does not start with ``[start]`` and ``[end]``.
+        KerasformerError: One tokenizer reads words and the other subwords.
+
+    Examples:
+        >>> from kerasformer.models.transformer_translator import build_transformer_translator
+        >>> source, target = ["i", "see", "the", "sea", "."], ["[start]", "[end]", "veo", "mar"]
+        >>> model = build_transformer_translator(7, 6, maxlen=16, embed_dim=8, num_heads=2)
+        >>> translator = Translator(model, source, target, maxlen=16)
+        >>> translator.source_lengths(["I see the sea."]), translator.known_words(["I see a ship."])
+        ([5], [3])
+        >>> translator.translate(["I see the sea."])  # untrained: words of the target's
+        ['...']
     """
 
     def __init__(
