@@ -12,8 +12,8 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("
 SMOKE_VARIABLE = "KERASFORMER_NOTEBOOK_SMOKE"
 
 
-def test_the_five_notebooks_are_there():
-    assert [path.name[:3] for path in NOTEBOOKS] == ["01_", "02_", "03_", "04_", "05_"]
+def test_the_seven_notebooks_are_there():
+    assert [path.name[:3] for path in NOTEBOOKS] == [f"{n:02}_" for n in range(1, 8)]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
