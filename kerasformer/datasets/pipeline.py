@@ -212,9 +212,11 @@ def next_token_windows(ids: np.ndarray, window: int) -> tuple[np.ndarray, np.nda
     """A token stream cut into inputs and next-token targets of ``window`` tokens.
 
     Windows do not overlap, as in the PyTorch word_language_model example; the tokens
-    left over at the end (fewer than a window) are dropped.
+    left over at the end (fewer than a window) are dropped. A stream shorter than one
+    window is one shorter window, so a small text's split still trains and validates.
     """
-    count = (len(ids) - 1) // window
+    window = max(1, min(window, len(ids) - 1))
+    count = max(0, (len(ids) - 1) // window)
     inputs = ids[: count * window].reshape(count, window)
     targets = ids[1 : count * window + 1].reshape(count, window)
     return inputs, targets

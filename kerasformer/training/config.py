@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kerasformer.errors import KerasformerError
 from kerasformer.export.serving_layout import require_serving_version
-from kerasformer.registry import all_model_names, resolve, task_entry
+from kerasformer.registry import TASKS, all_model_names, resolve, task_entry
 from kerasformer.validation import is_real_number, is_whole_number
 
 # Far beyond any real run, and below what overflows step counters or memory estimates.
@@ -53,8 +53,9 @@ class TrainingConfig:
             offers them.
         dataset: A dataset of the task by name (``bbc_news``, ``ag_news``, ``spa_eng``,
             ``wikitext2``, ``squad``, ``conll2003``), or ``tfds:NAME[/CONFIG]`` for a
-            prepared TensorFlow Datasets dataset (classification, distillation). With
-            ``train_file`` it is not read.
+            prepared TensorFlow Datasets dataset (classification, distillation). None,
+            the default, is the task's first dataset (``bbc_news`` for classification,
+            ``spa_eng`` for translation, ...). With ``train_file`` it is not read.
         data_dir: A local copy of ``dataset`` (BBC class folders, AG News
             ``train.csv``/``test.csv``, spa-eng's ``spa.txt``, WikiText-2's
             ``wiki.*.tokens``, SQuAD's ``dev-v1.1.json``); None for its default (the
@@ -153,7 +154,7 @@ class TrainingConfig:
 
     task: str = "classification"  # a name in kerasformer.registry.TASKS
     model: str = "transformer"
-    dataset: str = "bbc_news"
+    dataset: str | None = None  # None: the task's first dataset (bbc_news for classification)
     data_dir: str | None = None
     # Chosen on BBC News validation accuracy (mean of 3 seeds levels off by epoch 10).
     epochs: int = 10
@@ -205,6 +206,9 @@ class TrainingConfig:
     augmented_copies: InitVar[int | None] = None
 
     def __post_init__(self, *distillation_keywords):
+        if self.dataset is None and self.task in TASKS:
+            # As `kerasformer train --task T` does: the task's own first dataset.
+            self.dataset = task_entry(self.task).dataset_names[0]
         given = dict(zip(DISTILLATION_KEYWORDS, distillation_keywords, strict=True))
         self.task_options = {
             **{name: value for name, value in given.items() if value is not None},

@@ -8,6 +8,7 @@ from kerasformer.backend import tf
 from kerasformer.datasets import LabeledTexts
 from kerasformer.datasets.pipeline import (
     length_bucket_boundaries,
+    next_token_windows,
     strided_next_token_windows,
     text_batches,
     token_id_batches,
@@ -148,6 +149,19 @@ def test_narrow_buckets_hold_texts_within_their_width(examples):
     for ids, _ in token_id_batches(examples, 16, "bucketed", MAXLEN, 1, bucket_width=4):
         lengths = np.count_nonzero(ids.numpy(), axis=1)
         assert ids.shape[1] == lengths.max() and lengths.max() // 4 == lengths.min() // 4
+
+
+def test_next_token_windows_cut_the_stream_and_a_short_stream_is_one_shorter_window():
+    ids = np.arange(1, 301)
+    inputs, targets = next_token_windows(ids, 128)
+    assert inputs.shape == targets.shape == (2, 128)
+    np.testing.assert_array_equal(inputs.ravel(), ids[:256])
+    np.testing.assert_array_equal(targets.ravel(), ids[1:257])
+    # 15 tokens, fewer than one window: one window of 14, each target the next token.
+    inputs, targets = next_token_windows(ids[:15], 128)
+    np.testing.assert_array_equal(inputs, [ids[:14]])
+    np.testing.assert_array_equal(targets, [ids[1:15]])
+    assert next_token_windows(ids[:1], 128)[0].shape[0] == 0
 
 
 def test_an_empty_split_gives_no_batches():

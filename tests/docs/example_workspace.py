@@ -6,8 +6,11 @@ file and export in it tiny.
 - the files the pages train on (``tickets.csv``, ``eng-fra.tsv``, ``novel.txt``,
   ``faq.json``, ``paragraph.txt``, ``more_news.txt``, ``ag_2000/``) and the short data
   paths of the README (``ag_news_csv`` and the rest, links into ``../shared/data``);
-- ``saved_models/``: a from-scratch BBC News classifier, a translator, a language model
-  and a BiLSTM tagger, exported by the command line, and two LiteRT models.
+- ``saved_models/``: a from-scratch BBC News classifier, a translator, a language model,
+  a BiLSTM tagger and a BERT question answerer, exported by the command line, and two
+  LiteRT models; ``hub/minilm``: the tiny BERT converted, where MiniLM's conversion would be.
+  A page's examples start without these, but for those the page names in an
+  ``<!-- examples start from: PATH ... -->`` comment (`tests/docs/examples.py`).
 
 ``shared/data/`` holds AG News, spa-eng, WikiText-2, SQuAD and CoNLL-2003 in their own
 layouts, and ``bert/`` the tiny BERT checkpoint MiniLM's conversions stand in for.
@@ -44,6 +47,10 @@ EXPORTS = [
     ["train", "--task", "ner", "--model", "rnn", "--data-dir", "../shared/data/conll2003",
      "--epochs", "1", "--embed-dim", "8", "--units", "8"],
     ["export-litert", "saved_models/conll2003-rnn", "--out", "saved_models/conll2003-rnn.tflite"],
+    ["convert-bert", "../shared/bert", "--out", "hub/minilm"],
+    ["train", "--task", "question-answering", "--data-dir", "../shared/data/squad",
+     "--preprocess", "hub/minilm/preprocess", "--encoder", "hub/minilm/encoder",
+     "--seq-length", "64", "--doc-stride", "32", "--epochs", "1", "--batch-size", "16"],
 ]  # fmt: skip
 
 
@@ -79,7 +86,9 @@ def write_bert_checkpoint(directory: Path) -> None:
         " time flies like an arrow fruit banana who won super bowl 50 denver broncos"
         " angela merkel met emmanuel macron in paris shares rose on monday"
     )
-    write_tiny_bert_checkpoint(directory, max_positions=512, extra_words=tuple(sorted(set(words.split()))))
+    extra_words = tuple(sorted(set(words.split())))
+    # Four heads: the pages draw head 2 of MiniLM's twelve.
+    write_tiny_bert_checkpoint(directory, heads=4, max_positions=512, extra_words=extra_words)
 
 
 def write_user_files(user: Path) -> None:

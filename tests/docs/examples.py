@@ -32,6 +32,7 @@ NOT_RUN_REASONS = {
 BLOCK = re.compile(r"^```(bash|python)\n(.*?)^```\n", re.M | re.S)
 DIRECTIVE = re.compile(r"<!-- example (twin:|covered by|not run:)(.*)-->\Z", re.S)
 # `kerasformer SUBCOMMAND` and `python bench/SCRIPT.py`: what a command line runs.
+STARTS_FROM = re.compile(r"<!-- examples start from: (.*?) -->")
 PROGRAM = re.compile(r"\bkerasformer [a-z-]+|\bbench/\w+\.py")
 
 
@@ -58,8 +59,9 @@ class Example:
             return None
         code = self.argument if self.directive == "twin" else self.code
         if self.language == "bash":
-            code = re.sub(r"pip install [^&;\n]*(&&|;)[ \t]*", "", code)
-            code = re.sub(r"^[ \t]*pip install [^\n]*\n?", "", code, flags=re.M)
+            # A line that only installs goes; so does `pip install ... &&` before a command.
+            code = re.sub(r"^[ \t]*pip install [^&\n]*(\n|\Z)", "", code, flags=re.M)
+            code = re.sub(r"pip install [^&\n]*&&[ \t]*", "", code)
             code = re.sub(
                 r"kerasformer convert-bert(?= --out)",
                 'kerasformer convert-bert "$KERASFORMER_EXAMPLE_BERT"',
@@ -91,6 +93,13 @@ def page_examples(page: Path) -> list[Example]:
             )
         )
     return examples
+
+
+def starting_files(page: Path) -> list[str]:
+    """What a page's examples need from before (an export the quick start made), named in
+    its ``<!-- examples start from: PATH ... -->`` comment."""
+    found = STARTS_FROM.search(page.read_text("utf-8"))
+    return found.group(1).split() if found else []
 
 
 def all_examples() -> list[Example]:

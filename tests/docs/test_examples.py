@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from tests.docs.example_workspace import write_workspace
-from tests.docs.examples import NOT_RUN_REASONS, PAGES, ROOT, all_examples, page_examples
+from tests.docs.examples import (
+    NOT_RUN_REASONS, PAGES, ROOT, all_examples, page_examples, starting_files,
+)  # fmt: skip
 from tests.docs.public_api import public_names
 from tests.helpers.made_once import made_once
 
@@ -66,6 +68,22 @@ def working_folder(example_workspace, tmp_path) -> Path:
     return user
 
 
+def fresh_folder(example_workspace: Path, tmp_path: Path, page: Path) -> Path:
+    """The workspace's ``user/`` folder as a page's examples start from it: the data files,
+    and of the exports and conversions only those the page names."""
+    (tmp_path / "shared").symlink_to(example_workspace / "shared")
+    user = tmp_path / "user"
+    made = shutil.ignore_patterns("saved_models", "hub")
+    shutil.copytree(example_workspace / "user", user, symlinks=True, ignore=made)
+    for name in starting_files(page):
+        source = example_workspace / "user" / name
+        assert source.exists(), f"{page}: the workspace has no {name}"
+        copy = shutil.copytree if source.is_dir() else shutil.copy2
+        (user / name).parent.mkdir(parents=True, exist_ok=True)
+        copy(source, user / name)
+    return user
+
+
 def example_environment(working_folder: Path) -> dict[str, str]:
     return {
         **os.environ,
@@ -83,14 +101,15 @@ RUN_PAGES = [page for page in PAGES if any(e.runs() for e in page_examples(page)
 @pytest.mark.docs_examples
 @pytest.mark.slow
 @pytest.mark.parametrize("page", RUN_PAGES, ids=lambda page: str(page.relative_to(ROOT)))
-def test_page_examples_run_in_order(page, working_folder, tmp_path):
+def test_page_examples_run_in_order(page, example_workspace, tmp_path):
+    working_folder = fresh_folder(example_workspace, tmp_path, page)
     environment = example_environment(working_folder)
     for number, example in enumerate(page_examples(page)):
         code = example.runs()
         if code is None:
             continue
         if example.language == "python":
-            script = tmp_path / f"example_{number}.py"
+            script = tmp_path / f"example_{number}.py"  # beside the folder, not in it
             script.write_text(code, "utf-8")
             command = [sys.executable, str(script)]
         else:

@@ -9,6 +9,7 @@ import pytest
 from kerasformer.errors import KerasformerError
 from kerasformer.training import TrainingConfig
 from kerasformer.training.config import default_setting
+from kerasformer.training.tasks import task_named
 
 
 def test_distillation_keywords_go_to_the_task_options():
@@ -67,3 +68,18 @@ def test_the_settings_an_export_saves_train_the_same_run():
     again = TrainingConfig(**saved)
     assert compared_settings(again) == compared_settings(config)
     assert compared_settings(TrainingConfig(seed=5)) != compared_settings(config)
+
+
+@pytest.mark.parametrize(
+    "task, dataset",
+    [("classification", "bbc_news"), ("translation", "spa_eng"),
+     ("language-model", "wikitext2"), ("ner", "conll2003")],
+)  # fmt: skip
+def test_without_a_dataset_a_task_reads_its_own_first_one_as_the_command_line_does(task, dataset):
+    config = TrainingConfig(task=task)
+    assert config.dataset == dataset
+    task_named(task).validate(config)  # the Python API's default no longer refused
+
+
+def test_a_dataset_given_is_kept():
+    assert TrainingConfig(task="translation", dataset="bbc_news").dataset == "bbc_news"
