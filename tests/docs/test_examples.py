@@ -22,8 +22,13 @@ import pytest
 
 from tests.docs.example_workspace import write_workspace
 from tests.docs.examples import (
-    NOT_RUN_REASONS, PAGES, ROOT, all_examples, page_examples, starting_files,
-)  # fmt: skip
+    NOT_RUN_REASONS,
+    PAGES,
+    ROOT,
+    all_examples,
+    page_examples,
+    starting_files,
+)
 from tests.docs.public_api import public_names
 from tests.helpers.made_once import made_once
 
@@ -59,22 +64,26 @@ def example_workspace(tmp_path_factory) -> Path:
     return made_once(tmp_path_factory, "docs_example_workspace", write_workspace)
 
 
-@pytest.fixture
-def working_folder(example_workspace, tmp_path) -> Path:
-    """A fresh copy of the workspace's ``user/`` folder, ``../shared`` beside it."""
+def copy_of_the_workspace(example_workspace: Path, tmp_path: Path, made=True) -> Path:
+    """A fresh copy of the workspace's ``user/`` folder, ``../shared`` beside it; without
+    its exports and conversions (``saved_models/``, ``hub/``) unless ``made``."""
     (tmp_path / "shared").symlink_to(example_workspace / "shared")
     user = tmp_path / "user"
-    shutil.copytree(example_workspace / "user", user, symlinks=True)
+    ignore = None if made else shutil.ignore_patterns("saved_models", "hub")
+    shutil.copytree(example_workspace / "user", user, symlinks=True, ignore=ignore)
     return user
+
+
+@pytest.fixture
+def working_folder(example_workspace, tmp_path) -> Path:
+    """What the docstrings' examples run in: the whole workspace, exports included."""
+    return copy_of_the_workspace(example_workspace, tmp_path)
 
 
 def fresh_folder(example_workspace: Path, tmp_path: Path, page: Path) -> Path:
     """The workspace's ``user/`` folder as a page's examples start from it: the data files,
     and of the exports and conversions only those the page names."""
-    (tmp_path / "shared").symlink_to(example_workspace / "shared")
-    user = tmp_path / "user"
-    made = shutil.ignore_patterns("saved_models", "hub")
-    shutil.copytree(example_workspace / "user", user, symlinks=True, ignore=made)
+    user = copy_of_the_workspace(example_workspace, tmp_path, made=False)
     for name in starting_files(page):
         source = example_workspace / "user" / name
         assert source.exists(), f"{page}: the workspace has no {name}"
@@ -131,7 +140,9 @@ def public_object(path: str):
 
 # Classes and functions: constants have their docstrings only in the source (griffe reads
 # them there), and no examples.
-CALLABLES = sorted(path for path in set(public_names().values()) if callable(public_object(path)[1]))
+CALLABLES = sorted(
+    path for path in set(public_names().values()) if callable(public_object(path)[1])
+)
 
 
 def docstring_examples(path: str) -> list[doctest.DocTest]:
