@@ -428,7 +428,8 @@ def run(args: argparse.Namespace) -> int:
     config = TrainingConfig(
         task=args.task,
         model=args.model,
-        dataset=args.dataset or saved.pop("dataset", None) or entry.dataset_names[0],
+        # None: TrainingConfig takes the task's first dataset, as the Python API does.
+        dataset=args.dataset or saved.pop("dataset", None),
         model_options={**saved.pop("model_options", {}), **model_options(args)},
         task_options={**saved.pop("task_options", {}), **task_options(args)},
         data_options={**saved.pop("data_options", {}), **data_options(args)},
