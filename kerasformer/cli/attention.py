@@ -76,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
     html = require_output_file(args.html, "--html", args.overwrite) if args.html else None
     text = argument_text(args.text, "TEXT")
     second = None if args.second is None else argument_text(args.second, "--second")
-    maps = attention_maps(Path(args.model), text, second)
+    from kerasformer.loading.attention import export_attention_maps
+
+    maps = export_attention_maps(Path(args.model), text, second)
     chosen = chosen_map(maps, args.attention)
     figure = picture(chosen, args.layer, args.head, title=str(args.model))
     path = save_picture(figure, out, "--out", args.overwrite)
@@ -102,53 +104,6 @@ def argument_text(argument: str, where: str) -> str:
     if not item.text.strip():
         raise KerasformerError(f"{where} is empty; give a text with words in it.")
     return item.text
-
-
-def attention_maps(model: Path, text: str, second: str | None) -> list:
-    """Every attention map of the export at ``model`` for ``text``, by its kind."""
-    from kerasformer.files.export_kind import (
-        CLASSIFIER,
-        LANGUAGE_MODEL,
-        QUESTION_ANSWERER,
-        TAGGER,
-        TRANSLATOR,
-        export_kind,
-    )
-
-    kind = export_kind(model)
-    if kind is TAGGER:
-        raise KerasformerError(
-            f"{model} is a tagger, and taggers have no attention view yet; "
-            "`kerasformer tag --plot PNG` draws the entities it finds."
-        )
-    if kind in (TRANSLATOR, LANGUAGE_MODEL) and second is not None:
-        raise KerasformerError(
-            f"{model} is {kind.noun}, which reads one text; drop --second/--context."
-        )
-    if kind is TRANSLATOR:
-        from kerasformer.loading.translator import load_translator
-
-        return load_translator(model).attention_maps(text)
-    if kind is LANGUAGE_MODEL:
-        from kerasformer.loading.generator import load_generator
-
-        return load_generator(model).attention_maps(text)
-    if kind is QUESTION_ANSWERER:
-        if second is None:
-            raise KerasformerError(
-                f"{model} is a question answerer; give the question as TEXT and the "
-                "paragraph with --context."
-            )
-        from kerasformer.loading.question_answerer import load_question_answerer
-
-        return load_question_answerer(model).attention_maps(text, second)
-    from kerasformer.files.export_files import require_intact_export
-
-    require_intact_export(model, CLASSIFIER)
-    from kerasformer.loading.keras_model import load_keras_model
-    from kerasformer.models import classifier_attention_maps
-
-    return classifier_attention_maps(load_keras_model(model), text, second)
 
 
 def chosen_map(maps: list, option: str | None):

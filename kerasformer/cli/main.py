@@ -14,6 +14,7 @@ from kerasformer.cli import (
     export_litert,
     generate,
     predict,
+    serve,
     tag,
     train,
     translate,
@@ -24,7 +25,7 @@ COMMANDS = tuple(
     module.COMMAND
     for module in (
         train, distill, evaluate, predict, translate, generate, answer, tag, attention,
-        convert_bert, export_litert,
+        convert_bert, export_litert, serve,
     )
 )  # fmt: skip
 

@@ -24,11 +24,22 @@ def load_serving_function(
     export_dir: Path, signature: str = "serving_default"
 ) -> Callable[..., dict]:
     """The function of ``signature``, loading the export's parts one step at a time."""
+    loaded, _ = load_saved_model(export_dir)
+    return loaded.signatures[signature]
+
+
+def load_saved_model(export_dir: Path) -> tuple[object, object]:
+    """The SavedModel in ``export_dir``, loaded, and its parsed ``saved_model.pb``.
+
+    The graph is parsed whole and every variable read back before TensorFlow loads it, so
+    a damaged file is named in one line rather than failing somewhere in the load.
+    """
     # Serving needs TensorFlow alone: no Keras, and TF Text only for a BERT export.
     import_tensorflow_without_keras()
+    saved_model = require_parsable_saved_model(export_dir / SAVED_MODEL_FILE)
     # BERT preprocess models use TF Text's ops, which TensorFlow knows only once their
     # kernel libraries are loaded; without them every BERT export fails to load.
-    import_op_libraries(require_parsable_saved_model(export_dir / SAVED_MODEL_FILE))
+    import_op_libraries(saved_model)
     try:
         tf.train.load_checkpoint(str(export_dir / "variables" / "variables"))
     except (tf.errors.OpError, ValueError):
@@ -39,7 +50,7 @@ def load_serving_function(
         # The graph and the index were read whole above: the values are what is left.
         shards = variables_data_files(export_dir)
         raise damaged(shards[0] if len(shards) == 1 else export_dir / "variables") from None
-    return loaded.signatures[signature]
+    return loaded, saved_model
 
 
 def load_checked_serving_function(

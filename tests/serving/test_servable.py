@@ -1,0 +1,66 @@
+"""A loaded version's gathered calls split back into what each request alone gets.
+
+The reference is the same signature called on each request's texts alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kerasformer.files.export_kind import TAGGER
+from kerasformer.serving.servable import Servable
+
+pytestmark = pytest.mark.slow
+
+# Requests of different lengths and entity counts, so a gathered call pads every list.
+REQUESTS = [
+    ["Angela Merkel visited Paris and Berlin with Emmanuel Macron last week .", ""],
+    ["Hi"],
+    ["The striker from Madrid scored twice in London .", "Paris", "EU leaders met in Rome ."],
+]
+
+
+def texts(request: list[str]) -> dict:
+    return {"inputs": np.array([text.encode() for text in request], dtype=object)}
+
+
+def assert_same_outputs(actual: dict, expected: dict) -> None:
+    assert set(actual) == set(expected)
+    for name, value in expected.items():
+        assert actual[name].shape == value.shape, name
+        if value.dtype.kind == "f":
+            np.testing.assert_allclose(actual[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+        else:
+            np.testing.assert_array_equal(actual[name], value, err_msg=name)
+
+
+def test_a_taggers_gathered_call_is_cut_back_to_each_requests_own_lists(exports):
+    servable = Servable.load("tagger", 1, exports["tagger"] / "1", TAGGER)
+    assert servable.can_batch("serving_default")
+    gathered = servable.predict("serving_default", {
+        "inputs": np.concatenate([texts(request)["inputs"] for request in REQUESTS])
+    })  # fmt: skip
+    # The tiny tagger finds entities in some texts and none in others: lists of every length.
+    assert len(set(gathered["entity_counts"].tolist())) > 1
+    start = 0
+    for request in REQUESTS:
+        alone = servable.predict("serving_default", texts(request))
+        part = servable.rows("serving_default", gathered, start, start + len(request))
+        assert_same_outputs(part, alone)
+        start += len(request)
+
+
+def test_outputs_whose_shape_depends_on_the_batch_are_not_gathered_for_other_models(exports):
+    servable = Servable.load("tagger", 1, exports["tagger"] / "1", kind=None)
+    assert not servable.can_batch("serving_default")
+
+
+def test_a_classifier_is_gathered_and_split_by_rows(exports):
+    servable = Servable.load("news", 1, exports["classifier"], kind=None)
+    assert servable.can_batch("serving_default")
+    every = ["shares rose", "the team won the cup final", "", "rain"]
+    gathered = servable.predict("serving_default", texts(every))
+    for index in range(len(every)):
+        alone = servable.predict("serving_default", texts(every[index : index + 1]))
+        assert_same_outputs(servable.rows("serving_default", gathered, index, index + 1), alone)
