@@ -78,13 +78,17 @@ class ServedModel:
         """
         with self._lock:
             found = self.version_folders()
-            for version in sorted(set(self.available) - set(found)):
-                self.unload(version)
             for version in sorted(set(self.states) - set(found) - set(self.available)):
                 del self.states[version]
                 self._seen.pop(version, None)
             for version, folder in sorted(found.items()):
                 self.consider(version, folder, wait_until_stable)
+            # A version gone from disk stops serving once one found there serves in its
+            # place: an export served as version 1 goes on until its first numbered
+            # folder has loaded.
+            if not found or any(version in self.available for version in found):
+                for version in sorted(set(self.available) - set(found)):
+                    self.unload(version)
 
     def version_folders(self) -> dict[int, Path]:
         """``{version: folder}`` on disk now (an unreadable base path gives none)."""

@@ -26,6 +26,11 @@ from kerasformer.serving.model_server import ModelServer, NotFound
 from kerasformer.serving.rest_format import BadRequest, predict_response, read_predict_request
 
 LOG = logging.getLogger("kerasformer.serving")
+# The page loads nothing from another host: scripts, requests and pictures alike.
+PAGE_POLICY = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; font-src 'self' data:"
+)
 
 
 class ServingJSON(JSONResponse):
@@ -120,7 +125,8 @@ def build_app(server: ModelServer) -> Starlette:
     async def page(request: Request) -> Response:
         from kerasformer.serving.try_page import page_html
 
-        return HTMLResponse(page_html())
+        # As the page's own meta tag says, sent where it also covers what the page loads.
+        return HTMLResponse(page_html(), headers={"Content-Security-Policy": PAGE_POLICY})
 
     async def plotly_js(request: Request) -> Response:
         from kerasformer.serving.try_page import plotly_js_path

@@ -10,6 +10,7 @@ request made from its own signature.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,6 +172,13 @@ def warm_up_columns(spec: SignatureSpec, kind: ExportKind | None) -> dict[str, n
 
 
 def first_line(error: Exception) -> str:
+    """The line of an error that says what is wrong: a graph's failed assertion's own
+    words (a sampling ``top_p`` out of range), else the message's first line."""
     message = getattr(error, "message", None) or str(error)
     lines = [line.strip() for line in message.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("assertion failed:"):
+            # "assertion failed: [top_p must be in (0, 1] ...; got] [1.5]" -> its words.
+            words = re.findall(r"\[([^\[\]]*(?:\][^\[\]]*)*?)\](?=\s*\[|\s*$)", line)
+            return " ".join(words)[:500] if words else line[:500]
     return (lines[0] if lines else type(error).__name__)[:500]

@@ -51,6 +51,7 @@ PAGE = """<!doctype html>
   form { display: grid; gap: .6rem; max-width: 44rem; }
   label { display: grid; gap: .2rem; font-weight: 600; }
   textarea, input, select { font: inherit; font-weight: normal; padding: .3rem; }
+  label > select { justify-self: start; }
   .numbers { display: flex; gap: 1rem; } .numbers label { flex: 1; }
   form button { justify-self: start; font: inherit; padding: .3rem 1.2rem; }
   .error { color: #a61b1b; background: #fdecec; padding: .5rem; border-radius: .3rem;
@@ -464,7 +465,7 @@ async def attention_json(model, body: bytes, executor) -> dict:
     """
     try:
         request = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         raise BadRequest('the body must be JSON: {"text": "...", "context": "..."}.') from None
     text = request.get("text") if isinstance(request, dict) else None
     second = request.get("context") if isinstance(request, dict) else None

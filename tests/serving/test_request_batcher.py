@@ -101,9 +101,8 @@ def test_scalar_inputs_are_passed_once_not_stacked():
     batcher = RequestBatcher(call, split, max_batch_size=8, timeout=0.05)
 
     async def scenario():
-        t = np.float32(0.5)
-        return await asyncio.gather(*(batcher.submit({"x": np.arange(2), "temperature": np.array(t)}, 2)
-                                      for _ in range(3)))  # fmt: skip
+        columns = {"x": np.arange(2), "temperature": np.array(np.float32(0.5))}
+        return await asyncio.gather(*(batcher.submit(dict(columns), 2) for _ in range(3)))
 
     asyncio.run(scenario())
     assert len(seen) == 1 and np.ndim(seen[0]) == 0 and float(seen[0]) == pytest.approx(0.5)

@@ -176,3 +176,14 @@ def test_the_version_url_serves_that_version(server, signatures):
     latest = server.request("/v1/models/tagger:predict", body)
     assert server.request("/v1/models/tagger/versions/1:predict", body) == latest
     assert latest[0] == 200
+
+
+def test_a_sampling_setting_out_of_range_is_a_400_in_the_signatures_own_words(server):
+    body = {
+        "signature_name": "sample",
+        "inputs": {"inputs": ["The cat"], "temperature": 1.0, "top_k": 0, "top_p": 1.5},
+    }
+    status, answer = server.request("/v1/models/language_model:predict", body)
+    assert status == 400 and "top_p must be in (0, 1]" in answer["error"], answer
+    assert answer["error"].endswith("got 1.5")
+    assert server.request("/v1/models/language_model:predict", {"instances": ["A"]})[0] == 200

@@ -102,3 +102,29 @@ def test_versions_appear_swap_fail_and_go_without_a_restart(exports, tmp_path):
         assert status == 404 and "'2'" in answer["error"]
         assert "2" not in version_states(server)
     assert server.process.returncode == 0
+
+
+def test_an_export_served_as_version_1_serves_until_its_first_numbered_version_has_loaded(
+    exports, tmp_path
+):
+    first, second = exports["classifier"], exports["multi_label"]
+    export = shutil.copytree(first, tmp_path / "news")
+    with ServerProcess(f"news={export}", "--poll-seconds", "0.2") as server:
+        assert version_states(server)["1"]["state"] == "AVAILABLE"
+        answers, stop = [], threading.Event()
+
+        def keep_asking():
+            while not stop.is_set():
+                answers.append(names_served(server))
+
+        asker = threading.Thread(target=keep_asking)
+        asker.start()
+        try:
+            copy_version(second, export / "2")
+            wait_for(lambda: names_served(server) == class_names(second))
+        finally:
+            stop.set()
+            asker.join()
+        # No request fell between the two: each got the export's names or version 2's.
+        assert answers and all(a in (class_names(first), class_names(second)) for a in answers)
+        wait_for(lambda: set(version_states(server)) == {"2"})
