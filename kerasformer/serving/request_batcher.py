@@ -30,6 +30,7 @@ class RequestBatcher:
         max_batch_size: The most examples in one call.
         timeout: Seconds a batch waits, after its first request, for more.
         executor: Where calls run.
+        concurrent_batches: How many calls may run at once.
     """
 
     def __init__(
@@ -39,12 +40,14 @@ class RequestBatcher:
         max_batch_size: int,
         timeout: float,
         executor: Executor | None = None,
+        concurrent_batches: int = 2,
     ):
         self.call = call
         self.split = split
         self.max_batch_size = max_batch_size
         self.timeout = timeout
         self.executor = executor
+        self.concurrent_batches = concurrent_batches
         self.pending: deque = deque()  # (columns, rows, answer) not yet in a batch
         self.arrived: asyncio.Event | None = None
         self.worker: asyncio.Task | None = None
@@ -64,20 +67,20 @@ class RequestBatcher:
     async def run(self) -> None:
         # An event, not a queue: a wait that times out can never swallow a request.
         loop = asyncio.get_running_loop()
+        running: set[asyncio.Task] = set()
         while True:
             while not self.pending:
                 self.arrived.clear()
                 await self.arrived.wait()
-            batch = [self.pending.popleft()]
-            size = batch[0][1]
+            if len(running) >= self.concurrent_batches:
+                await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                continue
+            batch = self.next_batch()
+            size = sum(rows for _, rows, _ in batch)
             deadline = loop.time() + self.timeout
-            while size < self.max_batch_size:
-                if self.pending:
-                    if size + self.pending[0][1] > self.max_batch_size:
-                        break  # the first of the next batch
-                    batch.append(self.pending.popleft())
-                    size += batch[-1][1]
-                    continue
+            # Wait for more only while the model is busy: a request that finds it idle
+            # and no other waiting runs at once, as it would without batching.
+            while size < self.max_batch_size and running:
                 left = deadline - loop.time()
                 if left <= 0:
                     break
@@ -86,7 +89,23 @@ class RequestBatcher:
                     await asyncio.wait_for(self.arrived.wait(), left)
                 except TimeoutError:
                     break
-            await self.run_batch(batch)
+                batch += self.next_batch(self.max_batch_size - size)
+                size = sum(rows for _, rows, _ in batch)
+            task = loop.create_task(self.run_batch(batch))
+            running.add(task)
+            task.add_done_callback(running.discard)
+
+    def next_batch(self, room: int | None = None) -> list:
+        """Pending requests, oldest first, up to ``room`` examples (at least one request
+        where ``room`` is None: a request larger than a batch runs alone)."""
+        room = self.max_batch_size if room is None else room
+        batch = []
+        while self.pending and (not batch and room == self.max_batch_size
+                                or self.pending[0][1] <= room):  # fmt: skip
+            item = self.pending.popleft()
+            batch.append(item)
+            room -= item[1]
+        return batch
 
     async def run_batch(self, batch: list) -> None:
         requests = [columns for columns, _, _ in batch]

@@ -18,6 +18,7 @@ import logging
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -25,7 +26,13 @@ from starlette.routing import Route
 from kerasformer.serving.model_server import ModelServer, NotFound
 from kerasformer.serving.rest_format import BadRequest, predict_response, read_predict_request
 
+try:  # the serve extra's fast JSON; the standard library's where it is missing
+    import orjson
+except ImportError:
+    orjson = None
+
 LOG = logging.getLogger("kerasformer.serving")
+MODELS_PREFIX, PREDICT_SUFFIX = "/v1/models/", ":predict"
 # The page loads nothing from another host: scripts, requests and pictures alike.
 PAGE_POLICY = (
     "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
@@ -37,7 +44,15 @@ class ServingJSON(JSONResponse):
     """JSON as TF Serving writes it: UTF-8, and NaN or infinity as they are."""
 
     def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return render_json(content)
+
+
+def render_json(content: Any) -> bytes:
+    """UTF-8 JSON, by orjson where it is installed (the ``serve`` extra), which writes it
+    faster than the standard library (orjson writes a NaN as null, TF Serving as NaN)."""
+    if orjson is not None:
+        return orjson.dumps(content)
+    return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def error_response(error: BadRequest) -> Response:
@@ -78,11 +93,10 @@ def build_app(server: ModelServer) -> Starlette:
         return ServingJSON(servable.metadata())
 
     async def predict(request: Request, name: str, version: str | None) -> Response:
-        servable = server.servable(name, version)
-        body = await read_body(request, server.options.max_body_bytes)
-        parsed = read_predict_request(body, servable.signatures, server.options.max_instances)
-        outputs = await server.predict(servable, parsed)
-        return ServingJSON(predict_response(outputs, parsed.signature, parsed.row_format))
+        # Reached only by what `PredictRoute` leaves (it answers every POST .../:predict).
+        status, content = await predict_answer(server, name, version,
+                                               lambda limit: read_body(request, limit))  # fmt: skip
+        return ServingJSON(content, status_code=status)
 
     async def model_verb(request: Request) -> Response:
         """``/v1/models/NAME`` (status) and ``/v1/models/NAME:predict``."""
@@ -159,6 +173,7 @@ def build_app(server: ModelServer) -> Starlette:
     ]
     return Starlette(
         routes=routes,
+        middleware=[Middleware(PredictRoute, server=server)],
         exception_handlers={
             BadRequest: bad_request,
             404: not_found,
@@ -177,6 +192,81 @@ async def serving_lifespan(server: ModelServer):
         yield
     finally:
         server.stop()
+
+
+class PredictRoute:
+    """``POST .../:predict`` answered from ASGI directly, every other request by the app.
+
+    The hot path of a server under load: Starlette's routing, request and response
+    objects took a quarter of the event loop's time per prediction (bench/serving.py,
+    profiled with py-spy), time the loop then could not spend reading the next requests.
+    """
+
+    def __init__(self, app, server: ModelServer):
+        self.app = app
+        self.server = server
+
+    async def __call__(self, scope, receive, send) -> None:
+        target = predict_target(scope)
+        if target is None:
+            await self.app(scope, receive, send)
+            return
+        status, content = await predict_answer(
+            self.server, *target, lambda limit: receive_body(scope, receive, limit)
+        )
+        body = render_json(content)
+        headers = [(b"content-type", b"application/json"),
+                   (b"content-length", str(len(body)).encode("ascii"))]  # fmt: skip
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def predict_target(scope) -> tuple[str, str | None] | None:
+    """``(name, version)`` of a ``POST /v1/models/NAME[/versions/N]:predict``, else None."""
+    if scope["type"] != "http" or scope["method"] != "POST":
+        return None
+    path = scope["path"]
+    if not (path.startswith(MODELS_PREFIX) and path.endswith(PREDICT_SUFFIX)):
+        return None
+    name = path[len(MODELS_PREFIX) : -len(PREDICT_SUFFIX)]
+    name, versions, version = name.partition("/versions/")
+    if not name or "/" in name or (versions and (not version or "/" in version)):
+        return None
+    return name, version if versions else None
+
+
+async def predict_answer(server: ModelServer, name: str, version: str | None, read_body):
+    """``(status, JSON)`` of a prediction: 200 and TF Serving's answer, or an error."""
+    try:
+        servable = server.servable(name, version)
+        body = await read_body(server.options.max_body_bytes)
+        parsed = read_predict_request(body, servable.signatures, server.options.max_instances)
+        outputs = await server.predict(servable, parsed)
+        return 200, predict_response(outputs, parsed.signature, parsed.row_format)
+    except BadRequest as error:
+        return error.status, {"error": error.message}
+    except Exception as error:
+        LOG.exception("predicting with %s failed", name)
+        return 500, {"error": f"internal error: {type(error).__name__}: {error}"}
+
+
+async def receive_body(scope, receive, limit: int) -> bytes:
+    """The request's body from ASGI messages, refused once longer than ``limit`` bytes."""
+    for key, value in scope["headers"]:
+        if key == b"content-length" and value.isdigit() and int(value) > limit:
+            raise body_too_large(int(value), limit)
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise BadRequest("the client went away before sending its whole request.")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise body_too_large(size, limit)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
 
 
 def split_verb(part: str) -> tuple[str, str | None]:

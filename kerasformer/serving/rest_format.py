@@ -342,12 +342,15 @@ def predict_response(
 def json_value(array, name: str):
     """An output as JSON: strings as UTF-8 text, or base64 where the name ends in _bytes."""
     array = np.asarray(array)
-    if array.dtype.kind in ("O", "S"):
-        if name.endswith("_bytes"):
-            convert = lambda item: {"b64": base64.b64encode(item).decode("ascii")}  # noqa: E731
-        else:
-            convert = lambda item: item.decode("utf-8", "replace")  # noqa: E731
-        return np.vectorize(convert, otypes=[object])(array).tolist() if array.size else (
-            array.astype(str).tolist()
-        )  # fmt: skip
-    return array.tolist()
+    if array.dtype.kind not in ("O", "S"):
+        return array.tolist()
+    if name.endswith("_bytes"):
+        return nested(array.tolist(), lambda item: {"b64": base64.b64encode(item).decode("ascii")})
+    return nested(array.tolist(), lambda item: item.decode("utf-8", "replace"))
+
+
+def nested(values, convert):
+    """``convert`` applied to every item of nested lists (or to a single value)."""
+    if isinstance(values, list):
+        return [nested(value, convert) for value in values]
+    return convert(values)

@@ -106,3 +106,31 @@ def test_scalar_inputs_are_passed_once_not_stacked():
 
     asyncio.run(scenario())
     assert len(seen) == 1 and np.ndim(seen[0]) == 0 and float(seen[0]) == pytest.approx(0.5)
+
+
+def test_a_request_that_finds_the_model_idle_does_not_wait_for_company():
+    import time
+
+    calls = []
+    batcher = RequestBatcher(recording_call(calls), split, max_batch_size=64, timeout=5.0)
+    started = time.perf_counter()
+    run_requests(batcher, [1])
+    assert calls == [1] and time.perf_counter() - started < 2.5
+
+
+def test_requests_arriving_while_a_batch_computes_form_the_next_batch():
+    import time
+
+    calls = []
+
+    def slow_call(columns):
+        time.sleep(0.5)
+        return recording_call(calls)(columns)
+
+    # The three later requests come 20, 40 and 60 ms after the first; the batch they make
+    # waits 400 ms from the first of them (a wide margin on a busy machine).
+    batcher = RequestBatcher(slow_call, split, max_batch_size=64, timeout=0.4)
+    answers = run_requests(batcher, [1, 1, 1, 1], stagger=0.02)
+    # The first ran at once; the three that came while it computed were gathered.
+    assert calls == [1, 3]
+    assert [int(answer["double"][0]) for answer in answers] == [0, 200, 400, 600]
