@@ -305,8 +305,11 @@ function drawHeatmap(plot, map, layer, head) {
   const queries = map.query_tokens.map(plotlyText);
   const positions = (tokens) => tokens.map((_, index) => index);
   Plotly.react(plot, [{
-    // Integer positions: string categories would merge repeated tokens.
-    type: "heatmap", z, x: positions(keys), y: positions(queries), zmin: 0, zmax: 1,
+    // Integer positions: string categories would merge repeated tokens. The colours span
+    // 0 to the largest weight shown (averaged heads of a long input rarely come near 1),
+    // from 0 so that attention spread evenly looks even.
+    type: "heatmap", z, x: positions(keys), y: positions(queries), zmin: 0,
+    zmax: Math.max(...z.flat()),
     colorscale: "Viridis", colorbar: {title: {text: "weight"}},
     customdata: queries.map((query) => keys.map((key) => [query, key])),
     hovertemplate: "query: %{customdata[0]}<br>key: %{customdata[1]}<br>"
