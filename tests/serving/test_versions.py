@@ -8,6 +8,7 @@ so each answer tells which version gave it: its ``class_names`` signature.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import threading
 from pathlib import Path
@@ -42,6 +43,24 @@ def names_served(server: ServerProcess, path: str = "/v1/models/news:predict"):
     return answer["outputs"] if status == 200 else (status, answer)
 
 
+@contextlib.contextmanager
+def asked_throughout(server: ServerProcess):
+    """The class names served, asked again and again while the block runs: the list."""
+    answers, stop = [], threading.Event()
+
+    def keep_asking():
+        while not stop.is_set():
+            answers.append(names_served(server))
+
+    asker = threading.Thread(target=keep_asking)
+    asker.start()
+    try:
+        yield answers
+    finally:
+        stop.set()
+        asker.join()
+
+
 def version_states(server: ServerProcess) -> dict[str, dict]:
     _, answer = server.request("/v1/models/news")
     return {entry["version"]: entry for entry in answer["model_version_status"]}
@@ -61,20 +80,9 @@ def test_versions_appear_swap_fail_and_go_without_a_restart(exports, tmp_path):
 
         # Requests go on through the swap: each gets an answer, from version 1 until
         # version 2 has loaded and answered its warm-up request, then from version 2.
-        answers, stop = [], threading.Event()
-
-        def keep_asking():
-            while not stop.is_set():
-                answers.append(names_served(server))
-
-        asker = threading.Thread(target=keep_asking)
-        asker.start()
-        try:
+        with asked_throughout(server) as answers:
             copy_version(second, base / "2", parts=PARTS)
             wait_for(lambda: names_served(server) == class_names(second))
-        finally:
-            stop.set()
-            asker.join()
         assert all(answer in (class_names(first), class_names(second)) for answer in answers)
         swapped = answers.index(class_names(second)) if class_names(second) in answers else None
         assert swapped is None or all(a == class_names(second) for a in answers[swapped:])
@@ -111,20 +119,9 @@ def test_an_export_served_as_version_1_serves_until_its_first_numbered_version_h
     export = shutil.copytree(first, tmp_path / "news")
     with ServerProcess(f"news={export}", "--poll-seconds", "0.2") as server:
         assert version_states(server)["1"]["state"] == "AVAILABLE"
-        answers, stop = [], threading.Event()
-
-        def keep_asking():
-            while not stop.is_set():
-                answers.append(names_served(server))
-
-        asker = threading.Thread(target=keep_asking)
-        asker.start()
-        try:
+        with asked_throughout(server) as answers:
             copy_version(second, export / "2")
             wait_for(lambda: names_served(server) == class_names(second))
-        finally:
-            stop.set()
-            asker.join()
         # No request fell between the two: each got the export's names or version 2's.
         assert answers and all(a in (class_names(first), class_names(second)) for a in answers)
         wait_for(lambda: set(version_states(server)) == {"2"})
