@@ -78,8 +78,8 @@ def build_app(server: ModelServer) -> Starlette:
     async def model_status(request: Request) -> Response:
         name, version = request.path_params["name"], request.path_params.get("version")
         model = server.model(name)
-        if version is not None:
-            server.servable(name, version)  # 404 for a version not loaded
+        if version is not None and not (version.isdigit() and model.status(int(version))):
+            server.servable(name, version)  # the 404 naming the versions served
         states = model.status(None if version is None else int(version))
         if model.problem and not states:
             return ServingJSON({"model_version_status": [{

@@ -98,6 +98,8 @@ def test_versions_appear_swap_fail_and_go_without_a_restart(exports, tmp_path):
         assert "version 3" in state["status"]["error_message"]
         assert state["status"]["error_code"] != "OK"
         assert names_served(server) == class_names(second)
+        status, answer = server.request("/v1/models/news/versions/3")
+        assert status == 200 and answer["model_version_status"] == [state]
         status, answer = server.request("/v1/models/news/versions/3:predict", NAMES)
         assert status == 404 and "versions: 1, 2" in answer["error"]
         threading.Event().wait(1.0)  # several polls more
