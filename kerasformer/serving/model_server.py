@@ -94,7 +94,6 @@ class ModelServer:
         # TensorFlow releases the GIL in its kernels: calls run on threads of their own.
         self.executor = ThreadPoolExecutor(max_workers=max(4, 2 * (os.cpu_count() or 1)),
                                            thread_name_prefix="kerasformer-serve")  # fmt: skip
-        self.batchers: dict[tuple, RequestBatcher] = {}
         self._stopping = threading.Event()
         self._poller: threading.Thread | None = None
 
@@ -160,17 +159,17 @@ class ModelServer:
         )
 
     def batcher(self, servable: Servable, request: PredictRequest) -> RequestBatcher:
-        key = (id(servable), request.signature.name, request.scalars_key())
-        if key not in self.batchers:
+        key = (request.signature.name, request.scalars_key())
+        if key not in servable.batchers:
             signature = request.signature.name
-            self.batchers[key] = RequestBatcher(
+            servable.batchers[key] = RequestBatcher(
                 lambda columns: servable.predict(signature, columns),
                 lambda outputs, start, stop: servable.rows(signature, outputs, start, stop),
                 self.options.max_batch_size,
                 self.options.batch_timeout_ms / 1000,
                 self.executor,
             )
-        return self.batchers[key]
+        return servable.batchers[key]
 
     def describe(self) -> list[dict]:
         """Each model's name, kind, versions and signatures: what the try page shows."""

@@ -65,15 +65,13 @@ class RequestBatcher:
         return await answer
 
     async def run(self) -> None:
-        # An event, not a queue: a wait that times out can never swallow a request.
+        """Form and start batches until none is waiting or running, then end: an idle
+        batcher holds no task, so a model version swapped out is freed with it."""
         loop = asyncio.get_running_loop()
         running: set[asyncio.Task] = set()
-        while True:
-            while not self.pending:
-                self.arrived.clear()
-                await self.arrived.wait()
-            if len(running) >= self.concurrent_batches:
-                await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+        while self.pending or running:
+            if not self.pending or len(running) >= self.concurrent_batches:
+                await self.next_change(running)
                 continue
             batch = self.next_batch()
             size = sum(rows for _, rows, _ in batch)
@@ -94,6 +92,14 @@ class RequestBatcher:
             task = loop.create_task(self.run_batch(batch))
             running.add(task)
             task.add_done_callback(running.discard)
+
+    async def next_change(self, running: set) -> None:
+        """Until a request arrives or a running batch finishes."""
+        # An event, not a queue: a wait that ends otherwise can never swallow a request.
+        self.arrived.clear()
+        arrival = asyncio.ensure_future(self.arrived.wait())
+        await asyncio.wait({arrival, *running}, return_when=asyncio.FIRST_COMPLETED)
+        arrival.cancel()
 
     def next_batch(self, room: int | None = None) -> list:
         """Pending requests, oldest first, up to ``room`` examples (at least one request

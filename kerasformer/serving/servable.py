@@ -27,7 +27,7 @@ TAGGER_ENTITY_OUTPUTS = ("entity_texts", "entity_types", "entity_starts", "entit
 TAGGER_WORD_OUTPUTS = ("words", "tags")
 
 
-@dataclass
+@dataclass(eq=False)  # one object per loaded version: compared and hashed by identity
 class Servable:
     """A loaded version: ``signatures`` by name, and the functions that compute them.
 
@@ -48,6 +48,8 @@ class Servable:
     functions: dict = field(repr=False)
     signatures: dict[str, SignatureSpec] = field(repr=False)
     signature_defs: dict = field(repr=False)
+    # Its request batchers, kept with it: a version swapped out takes them along.
+    batchers: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls, model: str, version: int, directory: Path, kind: ExportKind | None) -> Servable:

@@ -134,3 +134,21 @@ def test_requests_arriving_while_a_batch_computes_form_the_next_batch():
     # The first ran at once; the three that came while it computed were gathered.
     assert calls == [1, 3]
     assert [int(answer["double"][0]) for answer in answers] == [0, 200, 400, 600]
+
+
+def test_an_idle_batcher_keeps_no_task_alive_and_starts_again_on_the_next_request():
+    # A task left waiting would hold the batcher, its call and so its model version.
+    calls = []
+    batcher = RequestBatcher(recording_call(calls), split, max_batch_size=8, timeout=0.01)
+
+    async def scenario():
+        await batcher.submit({"x": np.arange(2)}, 2)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        idle = batcher.worker.done()
+        again = await batcher.submit({"x": np.arange(3)}, 3)
+        return idle, again
+
+    idle, again = asyncio.run(scenario())
+    assert idle and calls == [2, 3]
+    np.testing.assert_array_equal(again["double"], [0, 2, 4])

@@ -64,3 +64,47 @@ def test_a_classifier_is_gathered_and_split_by_rows(exports):
     for index in range(len(every)):
         alone = servable.predict("serving_default", texts(every[index : index + 1]))
         assert_same_outputs(servable.rows("serving_default", gathered, index, index + 1), alone)
+
+
+def test_a_version_swapped_out_is_freed_with_its_batchers(exports, tmp_path):
+    """Hot reloads do not pile up models: nothing keeps an old version once it is gone."""
+    import asyncio
+    import gc
+    import shutil
+    import weakref
+
+    from kerasformer.serving import ModelServer, ServingOptions
+    from kerasformer.serving.rest_format import read_predict_request
+
+    base = tmp_path / "news"
+    for version in ("1", "2"):
+        skipped = shutil.ignore_patterns("model.keras", "*.json", "*.png")
+        shutil.copytree(exports["classifier"], base / version, ignore=skipped)
+    shutil.rmtree(base / "2")
+    server = ModelServer({"news": base}, ServingOptions(poll_seconds=3600))
+    server.start()
+    model = server.model("news")
+
+    async def ask_then_swap() -> weakref.ref:
+        old = model.latest
+        request = read_predict_request(b'{"instances": ["shares rose"]}', old.signatures, 8)
+        await server.predict(old, request)
+        assert old.batchers  # the request went through a batcher of its own version
+        shutil.copytree(base / "1", base / "2")
+        shutil.rmtree(base / "1")
+        model.poll(wait_until_stable=False)
+        assert model.latest.version == 2 and set(model.available) == {2}
+        return weakref.ref(old)
+
+    async def serving_on():
+        # One event loop throughout, as in the server: its tasks live on between requests.
+        gone = await ask_then_swap()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        gc.collect()
+        return gone()
+
+    try:
+        assert asyncio.run(serving_on()) is None
+    finally:
+        server.stop()
