@@ -16,7 +16,8 @@ HEAVY = ("tensorflow", "keras", "tf_keras", "tensorflow_hub", "official", "numpy
 PACKAGES = (
     "kerasformer.convert", "kerasformer.datasets", "kerasformer.export", "kerasformer.files",
     "kerasformer.layers", "kerasformer.litert", "kerasformer.loading", "kerasformer.models",
-    "kerasformer.plots", "kerasformer.serving", "kerasformer.training", "kerasformer.training.tasks",
+    "kerasformer.plots", "kerasformer.serving", "kerasformer.training",
+    "kerasformer.training.tasks",
 )  # fmt: skip
 LOADED_AFTER = """
 import json, sys
