@@ -105,6 +105,7 @@ def checked(convert: Callable[[str], float], accept: Callable[[float], bool], wa
 positive_int = checked(int, lambda v: v >= 1, "a whole number >= 1")
 non_negative_int = checked(int, lambda v: v >= 0, "a whole number >= 0")
 positive_float = checked(float, lambda v: 0 < v < math.inf, "a positive finite number")
+non_negative_float = checked(float, lambda v: 0 <= v < math.inf, "a finite number >= 0")
 fraction = checked(float, lambda v: 0 < v < 1, "a number between 0 and 1")
 rate = checked(float, lambda v: 0 <= v < 1, "a number in [0, 1)")
 share = checked(float, lambda v: 0 <= v <= 1, "a number from 0 to 1")

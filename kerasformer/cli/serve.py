@@ -12,7 +12,12 @@ from pathlib import Path
 
 from kerasformer.cli.command import Command
 from kerasformer.errors import KerasformerError
-from kerasformer.validation import non_negative_int, positive_float, positive_int
+from kerasformer.validation import (
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 
 HELP = "serve exports over HTTP with TF Serving's REST API, and a page to try them"
 DESCRIPTION = (
@@ -73,13 +78,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--access-log", action="store_true", help="log one line per request (default: off)"
     )
-
-
-def non_negative_float(value: str) -> float:
-    number = float(value)
-    if not number >= 0:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {value!r}")
-    return number
 
 
 def run(args: argparse.Namespace) -> int:

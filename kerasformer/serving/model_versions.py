@@ -20,12 +20,11 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from kerasformer.export.serving_layout import MAX_VERSION, SAVED_MODEL_FILE
 from kerasformer.files.export_kind import ExportKind, export_kind
 from kerasformer.serving.servable import Servable, first_line
 
 LOG = logging.getLogger("kerasformer.serving")
-SAVED_MODEL_FILE = "saved_model.pb"
-MAX_VERSION = 2**63 - 1
 
 
 @dataclass(frozen=True)

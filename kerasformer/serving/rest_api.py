@@ -92,12 +92,6 @@ def build_app(server: ModelServer) -> Starlette:
         servable = server.servable(request.path_params["name"], request.path_params.get("version"))
         return ServingJSON(servable.metadata())
 
-    async def predict(request: Request, name: str, version: str | None) -> Response:
-        # Reached only by what `PredictRoute` leaves (it answers every POST .../:predict).
-        status, content = await predict_answer(server, name, version,
-                                               lambda limit: read_body(request, limit))  # fmt: skip
-        return ServingJSON(content, status_code=status)
-
     async def model_verb(request: Request) -> Response:
         """``/v1/models/NAME`` (status) and ``/v1/models/NAME:predict``."""
         name, verb = split_verb(request.path_params["name_verb"])
@@ -121,10 +115,9 @@ def build_app(server: ModelServer) -> Starlette:
                 f"':{verb}' is not served here; this server answers ':predict' (TF Serving's "
                 "':classify' and ':regress' take tf.Example protos, which these exports do not)."
             )
-        if request.method != "POST":
-            raise BadRequest(f"':predict' takes a POST with a JSON body, not a {request.method}.",
-                             status=405)  # fmt: skip
-        return await predict(request, name, version)
+        # `PredictRoute` answers every POST .../:predict before the routes see it.
+        raise BadRequest(f"':predict' takes a POST with a JSON body, not a {request.method}.",
+                         status=405)  # fmt: skip
 
     async def models(request: Request) -> Response:
         return ServingJSON({"models": server.describe()})
@@ -133,7 +126,7 @@ def build_app(server: ModelServer) -> Starlette:
         from kerasformer.serving.try_page import attention_json
 
         model = server.model(request.path_params["name"])
-        body = await read_body(request, server.options.max_body_bytes)
+        body = await receive_body(request.scope, request.receive, server.options.max_body_bytes)
         return ServingJSON(await attention_json(model, body, server.executor))
 
     async def page(request: Request) -> Response:
@@ -211,9 +204,7 @@ class PredictRoute:
         if target is None:
             await self.app(scope, receive, send)
             return
-        status, content = await predict_answer(
-            self.server, *target, lambda limit: receive_body(scope, receive, limit)
-        )
+        status, content = await predict_answer(self.server, *target, scope, receive)
         body = render_json(content)
         headers = [(b"content-type", b"application/json"),
                    (b"content-length", str(len(body)).encode("ascii"))]  # fmt: skip
@@ -228,18 +219,21 @@ def predict_target(scope) -> tuple[str, str | None] | None:
     path = scope["path"]
     if not (path.startswith(MODELS_PREFIX) and path.endswith(PREDICT_SUFFIX)):
         return None
-    name = path[len(MODELS_PREFIX) : -len(PREDICT_SUFFIX)]
-    name, versions, version = name.partition("/versions/")
-    if not name or "/" in name or (versions and (not version or "/" in version)):
-        return None
+    # Any name or version, however odd, is looked up, never followed: what is not served
+    # is a 404 naming what is.
+    name, versions, version = path[len(MODELS_PREFIX) : -len(PREDICT_SUFFIX)].partition(
+        "/versions/"
+    )
     return name, version if versions else None
 
 
-async def predict_answer(server: ModelServer, name: str, version: str | None, read_body):
+async def predict_answer(
+    server: ModelServer, name: str, version: str | None, scope, receive
+) -> tuple[int, dict]:
     """``(status, JSON)`` of a prediction: 200 and TF Serving's answer, or an error."""
     try:
         servable = server.servable(name, version)
-        body = await read_body(server.options.max_body_bytes)
+        body = await receive_body(scope, receive, server.options.max_body_bytes)
         parsed = read_predict_request(body, servable.signatures, server.options.max_instances)
         outputs = await server.predict(servable, parsed)
         return 200, predict_response(outputs, parsed.signature, parsed.row_format)
@@ -273,20 +267,6 @@ def split_verb(part: str) -> tuple[str, str | None]:
     """``"bbc_news:predict"`` -> ``("bbc_news", "predict")``; no colon -> ``(part, None)``."""
     name, colon, verb = part.rpartition(":")
     return (name, verb) if colon else (part, None)
-
-
-async def read_body(request: Request, limit: int) -> bytes:
-    """The body, refused as soon as it is longer than ``limit`` bytes."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise body_too_large(int(declared), limit)
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise body_too_large(size, limit)
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def body_too_large(size: int, limit: int) -> BadRequest:

@@ -10,7 +10,6 @@ request made from its own signature.
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -180,7 +179,7 @@ def first_line(error: Exception) -> str:
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     for line in lines:
         if line.startswith("assertion failed:"):
-            # "assertion failed: [top_p must be in (0, 1] ...; got] [1.5]" -> its words.
-            words = re.findall(r"\[([^\[\]]*(?:\][^\[\]]*)*?)\](?=\s*\[|\s*$)", line)
-            return " ".join(words)[:500] if words else line[:500]
+            # "assertion failed: [top_p must be in (0, 1] ...; got] [1.5]": the words, unbracketed.
+            words = line.removeprefix("assertion failed:").replace("] [", " ")
+            return words.strip(" []")[:500]
     return (lines[0] if lines else type(error).__name__)[:500]
